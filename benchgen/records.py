@@ -171,3 +171,53 @@ def dumps(record: Any) -> str:
     """One canonical JSON line (sorted keys, no NaN) so identical records are byte-identical."""
     payload = record.to_dict() if hasattr(record, "to_dict") else record
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def sample_row(draft: Draft, verdict: Verdict, *, seed: int, benchgen_version: str,
+               target_rewrite: str | None = None) -> dict[str, Any]:
+    """The released row for one judged draft (the columns documented in the dataset card).
+
+    Residual judge-flagged spans (sensitive details the generator leaked beyond the skeleton) are
+    folded into ``non_essential`` with attribute ``model_leaked`` so a rewriter is asked to drop
+    them too; they stay listed in ``judge.residual`` for audit.
+    """
+    sk = draft.skeleton
+    n_items = [x.to_dict() for x in draft.non_essential]
+    for span in verdict.residual:
+        n_items.append(
+            {"attribute": "model_leaked", "family": "model_leaked", "subject": "unknown",
+             "relation": "", "value": span, "span": span}
+        )
+    return {
+        "id": draft.id,
+        "group": sk.group,
+        "query": draft.query,
+        "target_rewrite": target_rewrite,
+        "domain": sk.domain,
+        "task_type": sk.task_type,
+        "subject": sk.subject,
+        "style": sk.style,
+        "tone": sk.tone,
+        "policy": sk.policy,
+        "confusion": sk.confusion,
+        "essential": [x.to_dict() for x in draft.essential],
+        "non_essential": n_items,
+        "judge": {
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "score": verdict.score,
+            "e_recall": verdict.e_recall,
+            "n_recall": verdict.n_recall,
+            "essential": list(verdict.judge_essential),
+            "non_essential": list(verdict.judge_non_essential),
+            "residual": list(verdict.residual),
+        },
+        "provenance": {
+            "generator": draft.generator,
+            "judge": verdict.judge,
+            "template": draft.template,
+            "template_hash": draft.template_hash,
+            "seed": seed,
+            "benchgen_version": benchgen_version,
+        },
+    }
