@@ -30,7 +30,8 @@ def test_layout_and_counts(built) -> None:
     for cfg in ("general", "hard_mining"):
         for s in SPLITS:
             assert (root / "data" / cfg / f"{s}-00000-of-00001.parquet").is_file()
-    assert {"README.md", "MANIFEST.json"} <= set(res.files)
+    assert {"README.md", "MANIFEST.json", "DATASHEET.md", "croissant.json", "figures/coverage.png",
+            "figures/attributes.png", "figures/acceptance.png"} <= set(res.files)
     assert res.total == 60 - res.near_duplicates_removed
     assert sum(res.counts["general"].values()) + res.near_duplicates_removed >= 50
     # all three splits populated for the 50-row config, roughly at 0.8 / 0.1 / 0.1

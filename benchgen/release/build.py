@@ -79,32 +79,18 @@ def _same_tree(a: Path, b: Path) -> list[str]:
 
 
 def _write_docs(root: Path, ctx: ReleaseContext, rep: Reporter) -> list[str]:
-    """Figures, card, datasheet, Croissant; returns the human-only datasheet questions."""
+    """Figures, datasheet, Croissant and card; returns the human-only datasheet questions."""
+    from benchgen.release import croissant, datasheet, figures
     from benchgen.release.card import render_card, validate_card
 
-    human: list[str] = []
-    try:
-        from benchgen.release import figures
-    except ImportError:  # pragma: no cover - figures module missing
-        figures = None  # type: ignore[assignment]
-    if figures is not None and ctx.options.figures:
+    if ctx.options.figures:
         rep.status("drawing figures")
         ctx.figures = figures.write_figures(root, ctx)
-    try:
-        from benchgen.release import datasheet
-    except ImportError:  # pragma: no cover
-        datasheet = None  # type: ignore[assignment]
-    if datasheet is not None:
-        rep.status("writing DATASHEET.md")
-        text, human = datasheet.render_datasheet(ctx)
-        (root / "DATASHEET.md").write_text(text, encoding="utf-8")
-    try:
-        from benchgen.release import croissant
-    except ImportError:  # pragma: no cover
-        croissant = None  # type: ignore[assignment]
-    if croissant is not None:
-        rep.status("writing croissant.json")
-        croissant.write_croissant(root, ctx)
+    rep.status("writing DATASHEET.md")
+    text, human = datasheet.render_datasheet(ctx)
+    (root / "DATASHEET.md").write_text(text, encoding="utf-8")
+    rep.status("writing croissant.json")
+    croissant.write_croissant(root, ctx)
     rep.status("writing README.md (dataset card)")
     card = render_card(ctx)
     validate_card(card)

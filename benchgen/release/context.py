@@ -6,6 +6,7 @@ release from the same inputs gives byte-identical files.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +83,13 @@ class ReleaseContext:
         from benchgen import __version__
 
         return __version__
+
+    @property
+    def release_date(self) -> str | None:
+        """The ISO date on this version's CHANGELOG heading (``## 0.1.0 - 2025-01-31``), if any."""
+        first = self.changelog_entry.splitlines()[0] if self.changelog_entry else ""
+        m = re.search(r"\d{4}-\d{2}-\d{2}", first)
+        return m.group(0) if m else None
 
     @property
     def pretty_name(self) -> str:
