@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -105,18 +104,26 @@ class OfflineExtractor:
     """Gazetteer + regex span detector and cue-based side classifier (see module docstring)."""
 
     def __init__(self, tax: Taxonomy, cfg: OfflineJudgeConfig) -> None:
-        values = {v for a in tax.attributes for v in a.values}
-        # longest first so "type 2 diabetes" wins over "diabetes"
-        alts = sorted(values, key=lambda v: (-len(v), v))
-        self._gazetteer = re.compile(
-            "|".join(rf"(?<![\w]){re.escape(v)}(?![\w])" for v in alts), flags=re.IGNORECASE
-        )
+        # lower-cased gazetteer, longest first so "type 2 diabetes" wins over "diabetes"
+        self._values = sorted({v.lower() for a in tax.attributes for v in a.values}, key=lambda v: (-len(v), v))
         self.aside = [c.lower() for c in cfg.aside_cues]
         self.essential = [c.lower() for c in cfg.essential_cues]
         self.default_side = cfg.default_side
 
+    def _gazetteer(self, query: str) -> list[tuple[int, int]]:
+        low = query.lower()
+        found = []
+        for v in self._values:  # plain substring search is ~50x faster than one huge regex
+            i = low.find(v)
+            while i >= 0:
+                j = i + len(v)
+                if (i == 0 or not low[i - 1].isalnum()) and (j == len(low) or not low[j].isalnum()):
+                    found.append((i, j))
+                i = low.find(v, i + 1)
+        return found
+
     def spans(self, query: str) -> list[tuple[int, int]]:
-        found = [(m.start(), m.end()) for m in self._gazetteer.finditer(query)]
+        found = self._gazetteer(query)
         for pat in _PATTERNS:
             found += [(m.start(), m.end()) for m in pat.finditer(query)]
         found.sort(key=lambda x: (x[0], -(x[1] - x[0])))
@@ -153,13 +160,15 @@ class OfflineExtractor:
         return ess, non
 
 
-@lru_cache(maxsize=4)
-def _extractor_for(tax: Taxonomy, cfg_json: str) -> OfflineExtractor:
-    return OfflineExtractor(tax, OfflineJudgeConfig.model_validate_json(cfg_json))
+_EXTRACTORS: dict[tuple[str, str], OfflineExtractor] = {}
 
 
 def offline_extractor(tax: Taxonomy, cfg: JudgeConfig) -> OfflineExtractor:
-    return _extractor_for(tax, cfg.offline.model_dump_json())
+    """Cached per (taxonomy hash, cue config): compiling the gazetteer takes ~0.1 s."""
+    key = (tax.source_hash, cfg.offline.model_dump_json())
+    if key not in _EXTRACTORS:
+        _EXTRACTORS[key] = OfflineExtractor(tax, cfg.offline)
+    return _EXTRACTORS[key]
 
 
 def extract(query: str, tax: Taxonomy | None = None, cfg: JudgeConfig | None = None) -> tuple[list[str], list[str]]:

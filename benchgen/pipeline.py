@@ -103,6 +103,8 @@ class RunResult:
 def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | None = None,
                fresh: bool = False, force: bool = False, quiet: bool = False,
                do_release: bool = True) -> RunResult:
+    for spec in (recipe.generator, recipe.judge):  # fail on a bad spec before any work
+        parse_spec(spec)
     tax = load_taxonomy()
     jcfg = load_judge_config(recipe.judge_config)
     rd = RunDir(run_dir or Path("runs") / recipe.name / recipe.version)
