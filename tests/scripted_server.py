@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -65,8 +66,10 @@ def default_answer(body: dict[str, Any], wants_json: bool) -> str:
 class ScriptedServer:
     """Run with ``start()`` (background thread) / ``stop()``; or as a context manager."""
 
-    def __init__(self, latency: float = 0.0, hang_seconds: float = 30.0, port: int = 0) -> None:
+    def __init__(self, latency: float = 0.0, hang_seconds: float = 30.0, port: int = 0,
+                 keep_log: bool = True) -> None:
         self.latency = latency
+        self.keep_log = keep_log
         self.hang_seconds = hang_seconds
         self.port = port
         self.paths: Counter[str] = Counter()
@@ -176,16 +179,17 @@ class ScriptedServer:
             if m and (m.group(2) is None or seen <= int(m.group(2))):
                 behaviour = m.group(1)
                 arg = float(m.group(3)) if m.group(3) else None
-        self.log.append({"path": request.path, "hash": h, "prompt": first_user, "behaviour": behaviour})
-        delay = self.latency + ((arg or 0.0) if behaviour == "slow" else 0.0)
-        if behaviour == "hang":
-            delay = self.hang_seconds
-        if delay > 0:
+        if self.keep_log:
+            self.log.append({"path": request.path, "hash": h, "prompt": first_user, "behaviour": behaviour,
+                             "body": body, "auth": request.headers.get("authorization", "")})
+        if behaviour == "hang":  # wakes early when the server stops, so shutdown is quick
             assert self._stopping is not None
-            try:
-                await asyncio.wait_for(self._stopping.wait(), delay)
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.hang_seconds)
+            return behaviour, arg
+        delay = self.latency + ((arg or 0.0) if behaviour == "slow" else 0.0)
+        if delay > 0:
+            await asyncio.sleep(delay)
         return behaviour, arg
 
     @staticmethod
@@ -249,7 +253,7 @@ class ScriptedServer:
 
 
 async def _serve_forever(latency: float, port: int) -> None:
-    server = ScriptedServer(latency=latency, port=port)
+    server = ScriptedServer(latency=latency, port=port, keep_log=False)
     await server.serve()
     print(server.url, flush=True)
     await asyncio.Event().wait()
