@@ -39,7 +39,10 @@ def _clause(tax: Taxonomy, d: Detail, style: str, rng: random.Random) -> str:
 
 
 def _find_span(query: str, value: str) -> str | None:
-    m = re.search(re.escape(value), query, flags=re.IGNORECASE)
+    """The value's occurrence in the query, preferring a whole-word hit ("33" not inside "555-0133")."""
+    m = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", query, flags=re.IGNORECASE) or re.search(
+        re.escape(value), query, flags=re.IGNORECASE
+    )
     return query[m.start():m.end()] if m else None
 
 

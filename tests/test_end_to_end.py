@@ -12,16 +12,19 @@ COLUMNS = {"id", "query", "domain", "task_type", "subject", "style", "tone", "po
            "essential", "non_essential", "judge", "provenance"}
 
 
-def _recipe(**kw) -> Recipe:
+def _recipe(tmp_dir, **kw) -> Recipe:
+    changelog = tmp_dir / "CHANGELOG.md"
+    changelog.write_text("# Changelog\n\n## 0.0.1\n\n- test release\n")
     base = load_recipe("default").model_dump()
-    base.update({"name": "e2e-test", "version": "0.0.1", "n": 160, "seed": 3}, **kw)
+    base.update({"name": "e2e-test", "version": "0.0.1", "n": 160, "seed": 3,
+                 "release": {"changelog": str(changelog)}}, **kw)
     return Recipe(**base)
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("e2e")
-    res = run_recipe(_recipe(), run_dir=root / "run", out_root=root / "build", quiet=True)
+    res = run_recipe(_recipe(root), run_dir=root / "run", out_root=root / "build", quiet=True)
     return root, res
 
 
@@ -55,17 +58,17 @@ def test_rerun_is_identical_and_resumes(built, tmp_path):
     root, res = built
     first = _digest(res.release_dir)
     # same recipe into a fresh run dir + fresh build root: identical parquet content
-    res2 = run_recipe(_recipe(), run_dir=tmp_path / "run", out_root=tmp_path / "build", quiet=True)
+    res2 = run_recipe(_recipe(tmp_path), run_dir=tmp_path / "run", out_root=tmp_path / "build", quiet=True)
     assert _digest(res2.release_dir) == first
     # rerun on the existing run dir: nothing regenerated, release unchanged (no-op)
     drafts = (root / "run" / "drafts.jsonl").read_bytes()
-    res3 = run_recipe(_recipe(), run_dir=root / "run", out_root=root / "build", quiet=True)
+    res3 = run_recipe(_recipe(root), run_dir=root / "run", out_root=root / "build", quiet=True)
     assert (root / "run" / "drafts.jsonl").read_bytes() == drafts
     assert _digest(res3.release_dir) == first
 
 
 def test_resume_after_partial_stage(tmp_path):
-    r = _recipe(n=40)
+    r = _recipe(tmp_path, n=40)
     full = run_recipe(r, run_dir=tmp_path / "a", quiet=True, do_release=False)
     # simulate a crash: keep half the drafts plus a torn line, drop verdicts
     lines = (tmp_path / "a" / "drafts.jsonl").read_text().splitlines(keepends=True)
