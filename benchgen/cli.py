@@ -40,6 +40,34 @@ def main() -> None:
     """
 
 
+def llm_options(f: Any) -> Any:
+    """Options shared by the commands that may call an LLM provider."""
+    opts = [
+        click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+                     help="Requests in flight per provider."),
+        click.option("--rpm", type=float, default=None, help="Rate limit: requests per minute."),
+        click.option("--tpm", type=float, default=None, help="Rate limit: tokens per minute."),
+        click.option("--max-cost", type=float, default=None,
+                     help="Stop cleanly once this many USD are spent (completed work is kept)."),
+        click.option("--refresh", is_flag=True, help="Bypass the response cache (answers are re-requested)."),
+        click.option("--api-key-env", default=None,
+                     help="Read the API key from this environment variable instead of the provider default."),
+        click.option("--allow-same-family", is_flag=True,
+                     help="Allow a judge from the generator's model family (self-preference bias)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _llm(kw: dict[str, Any]) -> Any:
+    from benchgen.pipeline import LLMOptions
+
+    return LLMOptions(concurrency=kw.pop("concurrency"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"),
+                      max_cost=kw.pop("max_cost"), refresh=kw.pop("refresh"), api_key_env=kw.pop("api_key_env"),
+                      allow_same_family=kw.pop("allow_same_family"))
+
+
 # -- helpers ----------------------------------------------------------------------------------
 def _write_records(path: Path, records: Iterable[Any]) -> int:
     from benchgen.records import dumps
@@ -101,14 +129,17 @@ def sample(n: int, seed: int, start: int, out: Path, taxonomy: Path | None) -> N
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Drafts (.jsonl).")
 @click.option("--generator", default="offline", show_default=True, help="Provider spec PROVIDER:MODEL[@URL].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def generate(inp: Path, out: Path, generator: str, quiet: bool) -> None:
-    """Render surface queries for skeletons."""
+@llm_options
+def generate(inp: Path, out: Path, generator: str, quiet: bool, **kw: Any) -> None:
+    """Render surface queries for skeletons (offline templates or an LLM)."""
     from benchgen.pipeline import generate as do_generate
     from benchgen.records import Skeleton
     from benchgen.taxonomy import load_taxonomy
 
     sks = [Skeleton.from_dict(r) for r in _read_records(inp)]
-    drafts = list(do_generate(sks, generator, load_taxonomy(), quiet=quiet))
+    llm = _llm(kw)
+    calls = out.with_name(out.stem + ".calls.jsonl")
+    drafts = list(do_generate(sks, generator, load_taxonomy(), quiet=quiet, llm=llm, calls_path=calls))
     _write_records(out, drafts)
     failed = sum(d.status != "ok" for d in drafts)
     click.echo(f"wrote {len(drafts)} drafts to {out} ({failed} generation failures)")
@@ -120,7 +151,8 @@ def generate(inp: Path, out: Path, generator: str, quiet: bool) -> None:
 @click.option("--judge", "judge_spec", default="offline", show_default=True, help="Provider spec of the judge.")
 @click.option("--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, quiet: bool) -> None:
+@llm_options
+def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, quiet: bool, **kw: Any) -> None:
     """Re-extract E/N from each query alone and apply the acceptance rule."""
     from collections import Counter
 
@@ -130,7 +162,10 @@ def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, quiet: bool) -
     from benchgen.taxonomy import load_taxonomy
 
     drafts = [Draft.from_dict(r) for r in _read_records(inp)]
-    verdicts = list(do_judge(drafts, judge_spec, load_taxonomy(), load_judge_config(config), quiet=quiet))
+    llm = _llm(kw)
+    calls = out.with_name(out.stem + ".calls.jsonl")
+    verdicts = list(do_judge(drafts, judge_spec, load_taxonomy(), load_judge_config(config), quiet=quiet,
+                             llm=llm, calls_path=calls))
     _write_records(out, verdicts)
     c = Counter(v.verdict for v in verdicts)
     click.echo(f"wrote {len(verdicts)} verdicts to {out}: " + ", ".join(f"{k} {c.get(k, 0)}" for k in
@@ -152,9 +187,10 @@ def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, quiet: bool) -
 @click.option("--force", is_flag=True, help="Overwrite an existing release version whose content differs.")
 @click.option("--no-release", is_flag=True, help="Stop after judging (write the run report only).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@llm_options
 def run(recipe: str, n: int | None, seed: int | None, generator: str | None, judge_spec: str | None,
         version: str | None, out: Path | None, run_dir: Path | None, fresh: bool, force: bool,
-        no_release: bool, quiet: bool) -> None:
+        no_release: bool, quiet: bool, **kw: Any) -> None:
     """Run every stage for RECIPE (a path, or a name in releases/) and build the release."""
     from benchgen.pipeline import run_recipe
     from benchgen.recipe import Recipe, load_recipe
@@ -165,12 +201,16 @@ def run(recipe: str, n: int | None, seed: int | None, generator: str | None, jud
     if overrides:
         rec = Recipe(**{**rec.model_dump(), **overrides})
     res = run_recipe(rec, run_dir=run_dir, out_root=out, fresh=fresh, force=force, quiet=quiet,
-                     do_release=not no_release)
+                     do_release=not no_release, llm=_llm(kw))
     rep = res.report
     c = rep["counts"]
     click.echo(f"run directory: {res.run_dir}")
     click.echo(f"sampled {rep['n_skeletons']} skeletons: pass {c['pass']}, soft_fail {c['soft_fail']}, "
                f"hard_fail {c['hard_fail']}, unparsed {c['unparsed']}")
+    usage = rep.get("usage") or {}
+    if usage.get("by_stage_model"):
+        click.echo(f"usage: {usage['input_tokens']} input + {usage['output_tokens']} output tokens, "
+                   f"cost ${usage['cost_usd']:.4f}")
     if rep["reject_reasons"]:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
     if res.release_dir is not None:

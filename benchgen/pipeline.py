@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from tqdm import tqdm
 
 from benchgen import __version__
-from benchgen.errors import NotAvailableError
+from benchgen.errors import BenchgenError, NotAvailableError
 from benchgen.judge import JudgeConfig, judge_offline, load_judge_config
 from benchgen.offline import generate_one
 from benchgen.providers.base import parse_spec
@@ -40,21 +40,97 @@ def sample(tax: Taxonomy, n: int, seed: int, overrides: dict[str, Any] | None = 
     return list(Sampler(tax, seed, settings_with_overrides(tax, overrides)).skeletons(n, start=start))
 
 
+@dataclass
+class LLMOptions:
+    """How LLM-backed stages call their provider (ignored by the offline stages)."""
+
+    concurrency: int = 16
+    rpm: float | None = None
+    tpm: float | None = None
+    max_cost: float | None = None  # USD, across the stages of one run
+    refresh: bool = False  # bypass cache reads
+    cache: bool | str | Path = True
+    api_key_env: str | None = None
+    allow_same_family: bool = False
+    pricing: str | Path | None = None
+    summaries: list[dict[str, Any]] = field(default_factory=list)  # filled by each LLM stage
+
+    def spent(self) -> float:
+        return sum(float(x.get("cost_usd") or 0.0) for x in self.summaries)
+
+    def remaining_budget(self) -> float | None:
+        return None if self.max_cost is None else max(0.0, self.max_cost - self.spent())
+
+    def run(self, spec: str, items: list[tuple[str, Any]], out_path: Path, *, stage: str, parse: Any,
+            quiet: bool) -> dict[str, Any]:
+        """Run requests through :mod:`benchgen.runner`; record the summary even when it stops early."""
+        from benchgen.runner import run_requests_sync
+
+        try:
+            summary = run_requests_sync(
+                spec, items, out_path, concurrency=self.concurrency, parse=parse, stage=stage,
+                cache=self.cache, refresh=self.refresh, rpm=self.rpm, tpm=self.tpm,
+                max_cost=self.remaining_budget(), pricing=self.pricing, quiet=quiet,
+                api_key_env=self.api_key_env,
+            ).to_dict()
+        except BenchgenError as exc:
+            partial = getattr(exc, "summary", None)
+            if partial is not None:
+                self.summaries.append(partial.to_dict())
+            raise
+        self.summaries.append(summary)
+        return summary
+
+
 def generate(skeletons: Sequence[Skeleton], spec: str, tax: Taxonomy, *, quiet: bool = False,
-             **llm_options: Any) -> Iterator[Draft]:
+             llm: LLMOptions | None = None, calls_path: Path | None = None) -> Iterator[Draft]:
+    """Offline: render templates. LLM: one JSON-mode request per skeleton through the runner.
+
+    ``calls_path`` is the runner's append-only journal of answered requests (resume point); it
+    defaults to a file beside the working directory's ``runs/``.
+    """
     ps = parse_spec(spec)
     if ps.provider == "offline":
         for sk in _bar(skeletons, len(skeletons), "generate (offline)", quiet):
             yield generate_one(tax, sk)
         return
-    raise NotAvailableError(
-        f"generator {spec!r}: LLM generation is not available in this build yet",
-        hint="use --generator offline",
+    from benchgen.providers.generation import (
+        build_generation_request,
+        generation_parser,
+        generation_template_hash,
     )
+    from benchgen.providers.journal import load_records
+
+    llm = llm or LLMOptions()
+    calls = calls_path or Path("runs") / "generate_calls.jsonl"
+    sk_dicts = {sk.id: sk.to_dict() for sk in skeletons}
+    items = [(sk.id, build_generation_request(sk_dicts[sk.id], tax)) for sk in skeletons]
+    llm.run(str(ps), items, calls, stage="generate", parse=generation_parser(sk_dicts), quiet=quiet)
+    records = load_records(calls)
+    th = generation_template_hash()
+    for sk in skeletons:
+        rec = records.get(sk.id)
+        if rec is None:
+            continue  # not answered (run stopped): stays to-do for the next run
+        usage = {k: int(v) for k, v in (rec.get("usage") or {}).items() if isinstance(v, int | float)}
+        if rec.get("status") != "ok":
+            yield Draft(skeleton=sk, query="", essential=sk.essential, non_essential=sk.non_essential,
+                        generator=str(ps), template="generator/user.j2", template_hash=th, status="failed",
+                        failure_reason=str(rec.get("failure_reason") or "error"), usage=usage)
+            continue
+        out = rec["output"]
+        spans = out["spans"]
+
+        def fill(ds: tuple[Any, ...], spans: dict[str, str] = spans) -> tuple[Any, ...]:
+            return tuple(type(d)(**{**d.to_dict(), "span": spans.get(d.value, "")}) for d in ds)
+
+        yield Draft(skeleton=sk, query=out["query"], essential=fill(sk.essential),
+                    non_essential=fill(sk.non_essential), generator=str(ps), template="generator/user.j2",
+                    template_hash=th, usage=usage)
 
 
 def judge(drafts: Sequence[Draft], spec: str, tax: Taxonomy, cfg: JudgeConfig, *, quiet: bool = False,
-          **llm_options: Any) -> Iterator[Verdict]:
+          llm: LLMOptions | None = None, calls_path: Path | None = None) -> Iterator[Verdict]:
     ps = parse_spec(spec)
     if ps.provider == "offline":
         yield from judge_offline(_bar(drafts, len(drafts), "judge (offline)", quiet), tax, cfg)
@@ -90,6 +166,22 @@ def run_report(skeletons: Sequence[Skeleton], verdicts: Sequence[Verdict], tax: 
     }
 
 
+def usage_totals(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens, calls and cost per stage and model, plus the run total (for manifest and datasheet)."""
+    per: dict[str, dict[str, Any]] = {}
+    for x in summaries:
+        key = f"{x.get('stage')}:{x.get('model')}"
+        acc = per.setdefault(key, {"stage": x.get("stage"), "model": x.get("model"), "calls": 0, "cached": 0,
+                                   "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
+        for k in ("calls", "cached", "input_tokens", "output_tokens"):
+            acc[k] += int(x.get(k) or 0)
+        acc["cost_usd"] = round(acc["cost_usd"] + float(x.get("cost_usd") or 0.0), 6)
+    return {"by_stage_model": dict(sorted(per.items())),
+            "input_tokens": sum(v["input_tokens"] for v in per.values()),
+            "output_tokens": sum(v["output_tokens"] for v in per.values()),
+            "cost_usd": round(sum(v["cost_usd"] for v in per.values()), 6)}
+
+
 # -- end to end -------------------------------------------------------------------------------
 @dataclass
 class RunResult:
@@ -102,9 +194,15 @@ class RunResult:
 
 def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | None = None,
                fresh: bool = False, force: bool = False, quiet: bool = False,
-               do_release: bool = True) -> RunResult:
-    for spec in (recipe.generator, recipe.judge):  # fail on a bad spec before any work
-        parse_spec(spec)
+               do_release: bool = True, llm: LLMOptions | None = None) -> RunResult:
+    from benchgen.providers.base import check_heterogeneous
+    from benchgen.providers.registry import resolve_api_key
+
+    llm = llm or LLMOptions()
+    for spec in (recipe.generator, recipe.judge, recipe.reformulator):  # fail before any work
+        if parse_spec(spec).provider != "offline":
+            resolve_api_key(spec, llm.api_key_env)  # MissingKeyError names the variable
+    check_heterogeneous(recipe.generator, recipe.judge, allow_same_family=llm.allow_same_family)
     tax = load_taxonomy()
     jcfg = load_judge_config(recipe.judge_config)
     rd = RunDir(run_dir or Path("runs") / recipe.name / recipe.version)
@@ -125,7 +223,8 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     done = rd.done_ids("drafts.jsonl")
     todo = [s for s in skeletons if s.id not in done]
     if todo:
-        append_jsonl(rd.file("drafts.jsonl"), generate(todo, recipe.generator, tax, quiet=quiet))
+        append_jsonl(rd.file("drafts.jsonl"), generate(todo, recipe.generator, tax, quiet=quiet, llm=llm,
+                                                       calls_path=rd.file("generate_calls.jsonl")))
     drafts_by_id = {r["id"]: Draft.from_dict(r) for r in read_jsonl(rd.file("drafts.jsonl"))}
     drafts = [drafts_by_id[s.id] for s in skeletons if s.id in drafts_by_id]
 
@@ -133,11 +232,13 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     done = rd.done_ids("verdicts.jsonl")
     todo_d = [d for d in drafts if d.id not in done]
     if todo_d:
-        append_jsonl(rd.file("verdicts.jsonl"), judge(todo_d, recipe.judge, tax, jcfg, quiet=quiet))
+        append_jsonl(rd.file("verdicts.jsonl"), judge(todo_d, recipe.judge, tax, jcfg, quiet=quiet, llm=llm,
+                                                      calls_path=rd.file("judge_calls.jsonl")))
     verdicts_by_id = {r["id"]: Verdict.from_dict(r) for r in read_jsonl(rd.file("verdicts.jsonl"))}
     verdicts = [verdicts_by_id[d.id] for d in drafts if d.id in verdicts_by_id]
 
     report = run_report(skeletons, verdicts, tax)
+    report["usage"] = usage_totals(llm.summaries)
     rd.write_json("report.json", report)
     result = RunResult(run_dir=rd.path, report=report)
     if not do_release:
@@ -158,7 +259,7 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
         "taxonomy_hash": tax.source_hash, "seed": recipe.seed, "n_sampled": len(skeletons),
         "counts": report["counts"], "reject_reasons": report["reject_reasons"],
         "audit": {"acceptance_by": report["acceptance_by"], "balance": report["balance"]},
-        "usage": {}, "cost": {}, "started_at": started,
+        "usage": report["usage"], "cost": {"total_usd": report["usage"]["cost_usd"]}, "started_at": started,
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "benchgen_version": __version__,
     }
