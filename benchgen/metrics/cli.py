@@ -6,6 +6,7 @@ The main CLI imports ``score`` and ``evaluate`` from here and adds them to its g
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from pathlib import Path
@@ -179,7 +180,11 @@ def peep_cmd(
     ev = None
     if evaluator != "lexical":
         ev = peep.LLMEvaluator(_provider(evaluator))
-    rep = peep.score_peep(samples, _matcher(tau_lex, semantic, tau_sem), ev).to_dict()
+    try:
+        rep = peep.score_peep(samples, _matcher(tau_lex, semantic, tau_sem), ev).to_dict()
+    finally:
+        if ev is not None:
+            asyncio.run(ev.provider.aclose())
     if as_json:
         click.echo(json.dumps(_json_safe(rep)))
         return
@@ -191,17 +196,15 @@ def peep_cmd(
 
 
 def _provider(spec: str) -> Any:
-    """Build a provider from a spec via the provider registry (written elsewhere)."""
-    import benchgen.providers as providers
-
-    for name in ("get_provider", "make_provider", "create_provider", "build_provider"):
-        factory = getattr(providers, name, None)
-        if callable(factory):
-            return factory(spec)
-    raise NotAvailableError(
-        f"cannot build provider {spec!r}: this build has no provider registry yet",
-        hint="use --evaluator lexical, or call benchgen.metrics.peep.LLMEvaluator(provider) from Python",
-    )
+    """Build a provider from a spec via the provider registry (:mod:`benchgen.providers.registry`)."""
+    try:
+        from benchgen.providers.registry import make_provider
+    except ImportError as exc:
+        raise NotAvailableError(
+            f"cannot build provider {spec!r}: this build has no provider registry",
+            hint="use --evaluator lexical, or call benchgen.metrics.peep.LLMEvaluator(provider) from Python",
+        ) from exc
+    return make_provider(spec)
 
 
 @click.command("evaluate")
