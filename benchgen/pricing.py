@@ -51,7 +51,9 @@ def _prices(data: dict[str, Any], section: str, origin: str) -> dict[str, Price]
         try:
             out[str(name)] = Price(float(entry["input"]), float(entry["output"]))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"{origin}: {section}.{name}: needs numeric 'input' and 'output' (USD/Mtok)") from exc
+            raise ConfigError(
+                f"{origin}: {section}.{name}: needs numeric 'input' and 'output' (USD/Mtok)"
+            ) from exc
     return out
 
 

@@ -162,10 +162,22 @@ class _Item:
 class _Run:
     """State of one :func:`run_requests` call."""
 
-    def __init__(self, provider: Provider, *, stage: str, cache: ResponseCache | None, refresh: bool,
-                 limiter: RateLimiter, retry: RetryPolicy, prices: PriceTable, max_cost: float | None,
-                 max_consecutive_failures: int, parse: Parse, accept: Callable[[dict[str, Any]], bool] | None,
-                 repair_json: bool) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        stage: str,
+        cache: ResponseCache | None,
+        refresh: bool,
+        limiter: RateLimiter,
+        retry: RetryPolicy,
+        prices: PriceTable,
+        max_cost: float | None,
+        max_consecutive_failures: int,
+        parse: Parse,
+        accept: Callable[[dict[str, Any]], bool] | None,
+        repair_json: bool,
+    ) -> None:
         self.provider = provider
         self.cache = cache
         self.refresh = refresh
@@ -221,8 +233,14 @@ class _Run:
         def call(r: Request) -> Awaitable[Completion]:
             return self.call(r, ctx)
 
-        rec: dict[str, Any] = {"id": item_id, "model": str(self.provider.spec), "status": "failed",
-                               "output": None, "failure_reason": None, "error": None}
+        rec: dict[str, Any] = {
+            "id": item_id,
+            "model": str(self.provider.spec),
+            "status": "failed",
+            "output": None,
+            "failure_reason": None,
+            "error": None,
+        }
         usage = {"input_tokens": 0, "output_tokens": 0}
         try:
             if request.json_mode:
@@ -338,10 +356,20 @@ async def run_requests(
         store = None
     else:
         store = ResponseCache(None if cache is True else Path(str(cache)))
-    run = _Run(provider, stage=stage, cache=store, refresh=refresh, limiter=RateLimiter(rpm, tpm),
-               retry=retry or RetryPolicy(), prices=prices, max_cost=max_cost,
-               max_consecutive_failures=max_consecutive_failures, parse=parse, accept=accept,
-               repair_json=repair_json)
+    run = _Run(
+        provider,
+        stage=stage,
+        cache=store,
+        refresh=refresh,
+        limiter=RateLimiter(rpm, tpm),
+        retry=retry or RetryPolicy(),
+        prices=prices,
+        max_cost=max_cost,
+        max_consecutive_failures=max_consecutive_failures,
+        parse=parse,
+        accept=accept,
+        repair_json=repair_json,
+    )
     done = load_records(out_path)
     out = JsonlAppender(out_path)
     if total is None and hasattr(items, "__len__"):

@@ -40,16 +40,21 @@ async def _bare(url: str, n: int, c: int, tag: str) -> float:
     import openai
 
     client = openai.AsyncOpenAI(
-        api_key="EMPTY", base_url=url, max_retries=0,
-        http_client=openai.DefaultAioHttpClient(limits=httpx2.Limits(max_connections=max(c, 16),
-                                                                    max_keepalive_connections=max(c, 16))),
+        api_key="EMPTY",
+        base_url=url,
+        max_retries=0,
+        http_client=openai.DefaultAioHttpClient(
+            limits=httpx2.Limits(max_connections=max(c, 16), max_keepalive_connections=max(c, 16))
+        ),
     )
     sem = asyncio.Semaphore(c)
 
     async def one(i: int) -> None:
         async with sem:
             await client.chat.completions.create(
-                model="bench", messages=[{"role": "user", "content": f"bare {tag} {i}"}], max_tokens=64,
+                model="bench",
+                messages=[{"role": "user", "content": f"bare {tag} {i}"}],
+                max_tokens=64,
                 temperature=0.0,
             )
 
@@ -67,15 +72,29 @@ async def _runner(url: str, n: int, c: int, tag: str) -> float:
     from benchgen.runner import run_requests
 
     def items(lo: int, hi: int) -> list[tuple[str, Request]]:
-        return [(f"r{i}", Request((Message("user", f"runner {tag} {i}"),), max_tokens=64)) for i in range(lo, hi)]
+        return [
+            (f"r{i}", Request((Message("user", f"runner {tag} {i}"),), max_tokens=64)) for i in range(lo, hi)
+        ]
 
     provider = make_provider(f"openai:bench@{url}", max_connections=max(c, 16))
     with tempfile.TemporaryDirectory() as tmp:
-        await run_requests(provider, items(0, c), Path(tmp) / "warm.jsonl", concurrency=c,
-                           cache=Path(tmp) / "cache", quiet=True)
+        await run_requests(
+            provider,
+            items(0, c),
+            Path(tmp) / "warm.jsonl",
+            concurrency=c,
+            cache=Path(tmp) / "cache",
+            quiet=True,
+        )
         t0 = time.perf_counter()
-        summary = await run_requests(provider, items(c, c + n), Path(tmp) / "out.jsonl", concurrency=c,
-                                     cache=Path(tmp) / "cache", quiet=True)
+        summary = await run_requests(
+            provider,
+            items(c, c + n),
+            Path(tmp) / "out.jsonl",
+            concurrency=c,
+            cache=Path(tmp) / "cache",
+            quiet=True,
+        )
         elapsed = time.perf_counter() - t0
     await provider.aclose()
     assert summary.ok == n, summary
@@ -91,7 +110,10 @@ def phase_main(args: argparse.Namespace) -> None:
 def run_phase(phase: str, url: str, n: int, c: int) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, __file__, "--phase", phase, "--url", url, "--n", str(n), "--c", str(c)],
-        capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     if out.returncode != 0:
         raise SystemExit(f"{phase} phase failed:\n{out.stderr}")
@@ -114,25 +136,36 @@ def main() -> None:
 
     server = subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "scripted_server.py"), "--latency", str(args.latency)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip() + "/v1"
-        print(f"scripted server at {url}, latency {args.latency:g}s, {os.cpu_count()} CPUs; "
-              f"client phases run in separate processes")
-        print(f"{'C':>5} {'N':>6} {'bare calls/s':>13} {'runner calls/s':>15} {'ratio':>6} "
-              f"{'bare peak MB':>13} {'runner peak MB':>15}")
+        print(
+            f"scripted server at {url}, latency {args.latency:g}s, {os.cpu_count()} CPUs; "
+            f"client phases run in separate processes"
+        )
+        print(
+            f"{'C':>5} {'N':>6} {'bare calls/s':>13} {'runner calls/s':>15} {'ratio':>6} "
+            f"{'bare peak MB':>13} {'runner peak MB':>15}"
+        )
         ratios = []
         for c in args.concurrency:
             n = args.n or 16 * c
-            bare = max((run_phase("bare", url, n, c) for _ in range(args.repeats)), key=lambda r: r["calls_per_s"])
-            runner = max((run_phase("runner", url, n, c) for _ in range(args.repeats)),
-                         key=lambda r: r["calls_per_s"])
+            bare = max(
+                (run_phase("bare", url, n, c) for _ in range(args.repeats)), key=lambda r: r["calls_per_s"]
+            )
+            runner = max(
+                (run_phase("runner", url, n, c) for _ in range(args.repeats)), key=lambda r: r["calls_per_s"]
+            )
             ratio = runner["calls_per_s"] / bare["calls_per_s"]
             ratios.append(ratio)
-            print(f"{c:>5} {n:>6} {bare['calls_per_s']:>13.1f} {runner['calls_per_s']:>15.1f} {ratio:>6.2f} "
-                  f"{bare['peak_rss_mb']:>13.1f} {runner['peak_rss_mb']:>15.1f}", flush=True)
+            print(
+                f"{c:>5} {n:>6} {bare['calls_per_s']:>13.1f} {runner['calls_per_s']:>15.1f} {ratio:>6.2f} "
+                f"{bare['peak_rss_mb']:>13.1f} {runner['peak_rss_mb']:>15.1f}",
+                flush=True,
+            )
         verdict = "OK" if all(r >= 0.9 for r in ratios) else "BELOW GOAL"
         print(f"goal: runner/bare >= 0.90 at every C -> {verdict}")
     finally:

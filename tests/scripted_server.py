@@ -53,7 +53,9 @@ def _text_of(content: Any) -> str:
 def default_answer(body: dict[str, Any], wants_json: bool) -> str:
     """The deterministic answer for a request with no misbehaviour."""
     texts = [_text_of(m.get("content")) for m in body.get("messages", [])]
-    first_user = next((t for m, t in zip(body.get("messages", []), texts, strict=False) if m.get("role") == "user"), "")
+    first_user = next(
+        (t for m, t in zip(body.get("messages", []), texts, strict=False) if m.get("role") == "user"), ""
+    )
     m = VALUES.search(first_user)
     if m:
         values = json.loads(m.group(1))
@@ -66,8 +68,9 @@ def default_answer(body: dict[str, Any], wants_json: bool) -> str:
 class ScriptedServer:
     """Run with ``start()`` (background thread) / ``stop()``; or as a context manager."""
 
-    def __init__(self, latency: float = 0.0, hang_seconds: float = 30.0, port: int = 0,
-                 keep_log: bool = True) -> None:
+    def __init__(
+        self, latency: float = 0.0, hang_seconds: float = 30.0, port: int = 0, keep_log: bool = True
+    ) -> None:
         self.latency = latency
         self.keep_log = keep_log
         self.hang_seconds = hang_seconds
@@ -172,16 +175,26 @@ class ScriptedServer:
         elif self._queue:
             behaviour = self._queue.popleft()
         else:
-            text = (_text_of(body.get("system")) if body.get("system") else "") + "\n" + "\n".join(
-                _text_of(m.get("content")) for m in msgs
+            text = (
+                (_text_of(body.get("system")) if body.get("system") else "")
+                + "\n"
+                + "\n".join(_text_of(m.get("content")) for m in msgs)
             )
             m = MARKER.search(text)
             if m and (m.group(2) is None or seen <= int(m.group(2))):
                 behaviour = m.group(1)
                 arg = float(m.group(3)) if m.group(3) else None
         if self.keep_log:
-            self.log.append({"path": request.path, "hash": h, "prompt": first_user, "behaviour": behaviour,
-                             "body": body, "auth": request.headers.get("authorization", "")})
+            self.log.append(
+                {
+                    "path": request.path,
+                    "hash": h,
+                    "prompt": first_user,
+                    "behaviour": behaviour,
+                    "body": body,
+                    "auth": request.headers.get("authorization", ""),
+                }
+            )
         if behaviour == "hang":  # wakes early when the server stops, so shutdown is quick
             assert self._stopping is not None
             with contextlib.suppress(TimeoutError):
@@ -218,12 +231,18 @@ class ScriptedServer:
         elif behaviour in ("refusal", "filter"):
             text, stop = "", "refusal"
         prompt_chars = len(json.dumps(body.get("messages"))) + len(str(body.get("system") or ""))
-        return web.json_response({
-            "id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"),
-            "content": [{"type": "text", "text": text}] if text else [],
-            "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": prompt_chars // 4 + 1, "output_tokens": len(text) // 4 + 1},
-        })
+        return web.json_response(
+            {
+                "id": "msg_scripted",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model"),
+                "content": [{"type": "text", "text": text}] if text else [],
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": prompt_chars // 4 + 1, "output_tokens": len(text) // 4 + 1},
+            }
+        )
 
     async def _openai(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -243,13 +262,27 @@ class ScriptedServer:
         elif behaviour == "filter":
             text, finish = "", "content_filter"
         prompt_chars = len(json.dumps(body.get("messages")))
-        return web.json_response({
-            "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body.get("model"),
-            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
-                         "message": {"role": "assistant", "content": text, "refusal": refusal}}],
-            "usage": {"prompt_tokens": prompt_chars // 4 + 1, "completion_tokens": len(text or "") // 4 + 1,
-                      "total_tokens": 0},
-        })
+        return web.json_response(
+            {
+                "id": "chatcmpl-scripted",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": finish,
+                        "logprobs": None,
+                        "message": {"role": "assistant", "content": text, "refusal": refusal},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_chars // 4 + 1,
+                    "completion_tokens": len(text or "") // 4 + 1,
+                    "total_tokens": 0,
+                },
+            }
+        )
 
 
 async def _serve_forever(latency: float, port: int) -> None:

@@ -51,13 +51,29 @@ def spec_for(kind: str, srv: ScriptedServer) -> str:
     return f"openai:gpt-test@{srv.openai_url}" if kind == "openai" else f"anthropic:claude-test@{srv.url}"
 
 
-def ask(kind: str, srv: ScriptedServer, prompt: str, *, timeout: float = 5.0, json_mode: bool = False,
-        system: str | None = None, max_tokens: int = 64, temperature: float = 0.0) -> Completion:
+def ask(
+    kind: str,
+    srv: ScriptedServer,
+    prompt: str,
+    *,
+    timeout: float = 5.0,
+    json_mode: bool = False,
+    system: str | None = None,
+    max_tokens: int = 64,
+    temperature: float = 0.0,
+) -> Completion:
     async def go() -> Completion:
         provider = make_provider(spec_for(kind, srv), timeout=timeout)
         try:
-            return await provider.complete(Request((Message("user", prompt),), system=system, json_mode=json_mode,
-                                                   max_tokens=max_tokens, temperature=temperature))
+            return await provider.complete(
+                Request(
+                    (Message("user", prompt),),
+                    system=system,
+                    json_mode=json_mode,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                )
+            )
         finally:
             await provider.aclose()
 
@@ -247,12 +263,33 @@ def test_tokens_per_minute_settles_to_real_usage():
 
 # ---- generation prompt -----------------------------------------------------------------------
 SKELETON = {
-    "id": "sk-1", "domain": "health", "task_type": "summarisation", "subject": "self", "relation": "I",
-    "style": "direct", "tone": "neutral",
-    "essential": [{"attribute": "medication", "family": "health", "subject": "self", "relation": "my",
-                   "value": "metformin", "span": ""}],
-    "non_essential": [{"attribute": "street", "family": "location", "subject": "self", "relation": "my",
-                       "value": "O'Brien Street", "span": ""}],
+    "id": "sk-1",
+    "domain": "health",
+    "task_type": "summarisation",
+    "subject": "self",
+    "relation": "I",
+    "style": "direct",
+    "tone": "neutral",
+    "essential": [
+        {
+            "attribute": "medication",
+            "family": "health",
+            "subject": "self",
+            "relation": "my",
+            "value": "metformin",
+            "span": "",
+        }
+    ],
+    "non_essential": [
+        {
+            "attribute": "street",
+            "family": "location",
+            "subject": "self",
+            "relation": "my",
+            "value": "O'Brien Street",
+            "span": "",
+        }
+    ],
 }
 
 
@@ -263,16 +300,28 @@ def test_generation_request_and_parse(tax):
     assert '"metformin"' in user and "O'Brien Street" in user and "Health" in user
     assert "spans" in req.system
     assert len(generation_template_hash()) == 64
-    ok = parse_generation(json.dumps({"query": "I take metformin; I live on O'Brien Street.",
-                                      "spans": {"metformin": "metformin", "O'Brien Street": "O'Brien Street"}}),
-                          SKELETON)
-    assert ok == ("I take metformin; I live on O'Brien Street.",
-                  {"metformin": "metformin", "O'Brien Street": "O'Brien Street"})
-    bad = parse_generation(json.dumps({"query": "I take it.", "spans": {"metformin": "Metformin",
-                                                                        "O'Brien Street": "x"}}), SKELETON)
+    ok = parse_generation(
+        json.dumps(
+            {
+                "query": "I take metformin; I live on O'Brien Street.",
+                "spans": {"metformin": "metformin", "O'Brien Street": "O'Brien Street"},
+            }
+        ),
+        SKELETON,
+    )
+    assert ok == (
+        "I take metformin; I live on O'Brien Street.",
+        {"metformin": "metformin", "O'Brien Street": "O'Brien Street"},
+    )
+    bad = parse_generation(
+        json.dumps({"query": "I take it.", "spans": {"metformin": "Metformin", "O'Brien Street": "x"}}),
+        SKELETON,
+    )
     assert isinstance(bad, GenerationFailure) and bad == "span_not_in_query" and "Metformin" in bad.detail
-    assert parse_generation('{"query": "I take metformin", "spans": {"metformin": "metformin"}}',
-                            SKELETON) == "span_missing"
+    assert (
+        parse_generation('{"query": "I take metformin", "spans": {"metformin": "metformin"}}', SKELETON)
+        == "span_missing"
+    )
     assert parse_generation("not json", SKELETON) == "unparsed"
     assert parse_generation('{"spans": {}}', SKELETON) == "missing_query"
 

@@ -41,8 +41,10 @@ def spec_for(kind: str, srv: ScriptedServer) -> str:
 
 
 def items(prompts: list[str], json_mode: bool = False) -> list[tuple[str, Request]]:
-    return [(f"id{i}", Request((Message("user", p),), json_mode=json_mode, item_id=f"id{i}"))
-            for i, p in enumerate(prompts)]
+    return [
+        (f"id{i}", Request((Message("user", p),), json_mode=json_mode, item_id=f"id{i}"))
+        for i, p in enumerate(prompts)
+    ]
 
 
 def run(kind: str, srv: ScriptedServer, its, out: Path, *, timeout: float = 5.0, **kw):
@@ -149,7 +151,9 @@ def test_complete_json_helper(srv):
     async def go():
         provider = make_provider(spec_for("openai", srv))
         try:
-            return await complete_json(provider, Request((Message("user", "h <<malformedx1>>"),), json_mode=True))
+            return await complete_json(
+                provider, Request((Message("user", "h <<malformedx1>>"),), json_mode=True)
+            )
         finally:
             await provider.aclose()
 
@@ -203,8 +207,11 @@ def test_max_cost_stops_and_keeps_completed_work(srv, tmp_path):
 def test_max_cost_needs_a_price(srv, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with pytest.raises(ConfigError, match="no price"):
-        asyncio.run(run_requests(make_provider("openai:mystery-model"), [], tmp_path / "o.jsonl",
-                                 max_cost=1.0, quiet=True))
+        asyncio.run(
+            run_requests(
+                make_provider("openai:mystery-model"), [], tmp_path / "o.jsonl", max_cost=1.0, quiet=True
+            )
+        )
 
 
 def test_consecutive_failures_stop_then_rerun_retries_errors(srv, tmp_path):
@@ -241,14 +248,22 @@ def test_resume_drops_torn_last_line(srv, tmp_path):
 def test_generation_end_to_end(srv, tmp_path):
     skeletons = {}
     for i in range(3):
-        sk = {"id": f"s{i}", "domain": "finance", "task_type": "email", "subject": "self", "relation": "I",
-              "style": "narrative", "tone": "casual",
-              "essential": [{"attribute": "income", "value": f"${50 + i},000 a year", "relation": "my"}],
-              "non_essential": [{"attribute": "pet", "value": f"a cat called Rex {i}", "relation": "my"}]}
+        sk = {
+            "id": f"s{i}",
+            "domain": "finance",
+            "task_type": "email",
+            "subject": "self",
+            "relation": "I",
+            "style": "narrative",
+            "tone": "casual",
+            "essential": [{"attribute": "income", "value": f"${50 + i},000 a year", "relation": "my"}],
+            "non_essential": [{"attribute": "pet", "value": f"a cat called Rex {i}", "relation": "my"}],
+        }
         skeletons[sk["id"]] = sk
     its = [(k, build_generation_request(v, None)) for k, v in skeletons.items()]
-    summary = run("anthropic", srv, its, tmp_path / "gen.jsonl", parse=generation_parser(skeletons),
-                  stage="generate")
+    summary = run(
+        "anthropic", srv, its, tmp_path / "gen.jsonl", parse=generation_parser(skeletons), stage="generate"
+    )
     recs = by_id(tmp_path / "gen.jsonl")
     assert summary.ok == 3
     for k, rec in recs.items():

@@ -25,8 +25,21 @@ def slow_server():
 
 
 def _cmd(srv: ScriptedServer, inp: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "benchgen.runner", "--spec", f"openai:m@{srv.openai_url}",
-            "--in", str(inp), "--out", str(out), "--concurrency", "4", "--quiet", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "benchgen.runner",
+        "--spec",
+        f"openai:m@{srv.openai_url}",
+        "--in",
+        str(inp),
+        "--out",
+        str(out),
+        "--concurrency",
+        "4",
+        "--quiet",
+        *extra,
+    ]
 
 
 def _lines(out: Path) -> list[dict]:
@@ -47,8 +60,9 @@ def test_sigkill_and_resume(slow_server, tmp_path, cache):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["PYTHONPATH"] = str(REPO)
 
-    proc = subprocess.Popen(_cmd(srv, inp, out, *extra), cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        _cmd(srv, inp, out, *extra), cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 30
     while len(_lines(out)) < 8:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "runner exited early"
@@ -61,8 +75,7 @@ def test_sigkill_and_resume(slow_server, tmp_path, cache):
     assert 8 <= len(written_before) < N, "the kill should land mid-run"
     calls_before = srv.total
 
-    done = subprocess.run(_cmd(srv, inp, out, *extra), cwd=tmp_path, env=env, capture_output=True,
-                          timeout=60)
+    done = subprocess.run(_cmd(srv, inp, out, *extra), cwd=tmp_path, env=env, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     summary = json.loads(done.stdout.decode().strip().splitlines()[-1])
     assert summary["skipped"] == len(written_before)

@@ -1,5 +1,34 @@
-"""Model providers: one async ``complete`` method each, registered by spec prefix."""
+"""Model providers: one async ``complete`` method each, registered by spec prefix.
 
-from benchgen.providers.base import Completion, Message, Provider, ProviderSpec, Request, parse_spec
+Importing this package does not import the ``anthropic`` / ``openai`` SDKs; the factory does.
+"""
 
-__all__ = ["Completion", "Message", "Provider", "ProviderSpec", "Request", "parse_spec"]
+from benchgen.providers.base import (
+    Completion,
+    FatalProviderError,
+    Message,
+    Provider,
+    ProviderSpec,
+    Request,
+    TooManyFailures,
+    TransientProviderError,
+    check_heterogeneous,
+    parse_spec,
+)
+from benchgen.providers.registry import PROVIDERS, make_provider, resolve_api_key
+
+__all__ = [
+    "PROVIDERS",
+    "Completion",
+    "FatalProviderError",
+    "Message",
+    "Provider",
+    "ProviderSpec",
+    "Request",
+    "TooManyFailures",
+    "TransientProviderError",
+    "check_heterogeneous",
+    "make_provider",
+    "parse_spec",
+    "resolve_api_key",
+]

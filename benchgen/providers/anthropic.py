@@ -58,8 +58,15 @@ class AnthropicProvider(Provider):
     supports_json_mode = False  # JSON via instruction + lenient parsing
     supports_system = True
 
-    def __init__(self, spec: ProviderSpec, api_key: str, *, timeout: float = 120.0,
-                 max_connections: int = 512, send_temperature: bool = False) -> None:
+    def __init__(
+        self,
+        spec: ProviderSpec,
+        api_key: str,
+        *,
+        timeout: float = 120.0,
+        max_connections: int = 512,
+        send_temperature: bool = False,
+    ) -> None:
         super().__init__(spec)
         self.timeout = timeout
         self.send_temperature = send_temperature
@@ -91,7 +98,9 @@ class AnthropicProvider(Provider):
         try:
             msg = await self._client.messages.create(**self.build_params(request))
         except anthropic.APIStatusError as exc:
-            raise translate_status_error("anthropic", exc.status_code, _message(exc), exc.response.headers) from None
+            raise translate_status_error(
+                "anthropic", exc.status_code, _message(exc), exc.response.headers
+            ) from None
         except anthropic.APITimeoutError:
             raise TransientProviderError(
                 f"anthropic: request timed out after {self.timeout:g}s", kind="timeout"

@@ -25,8 +25,10 @@ class ProviderSpec:
     base_url: str | None = None
 
     def __str__(self) -> str:
-        s = self.provider if self.provider == "offline" and self.model in ("", "offline") else (
-            f"{self.provider}:{self.model}"
+        s = (
+            self.provider
+            if self.provider == "offline" and self.model in ("", "offline")
+            else (f"{self.provider}:{self.model}")
         )
         return f"{s}@{self.base_url}" if self.base_url else s
 
@@ -174,8 +176,9 @@ class TransientProviderError(ProviderError):
     ``retry_after`` (seconds) is the server's ``Retry-After`` hint when it sent one.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
-                 kind: str = "http") -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None, kind: str = "http"
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
@@ -227,7 +230,8 @@ def translate_status_error(provider: str, status: int, message: str, headers: An
             f"{provider}: HTTP {status}: {message}", status=status, retry_after=parse_retry_after(headers)
         )
     return FatalProviderError(
-        f"{provider}: HTTP {status}: {message}", status=status,
+        f"{provider}: HTTP {status}: {message}",
+        status=status,
         hint=NON_RETRYABLE_HINTS.get(status, "the provider rejected the request; retrying will not help"),
     )
 
@@ -276,8 +280,9 @@ class Provider(abc.ABC):
         """Release network resources (HTTP sessions)."""
 
 
-def check_heterogeneous(generator_spec: str | ProviderSpec, judge_spec: str | ProviderSpec,
-                        allow_same_family: bool = False) -> None:
+def check_heterogeneous(
+    generator_spec: str | ProviderSpec, judge_spec: str | ProviderSpec, allow_same_family: bool = False
+) -> None:
     """Raise :class:`ConfigError` when generator and judge come from the same model family.
 
     A judge from the generator's own family shares its blind spots (self-preference), so the

@@ -92,7 +92,9 @@ class ResponseCache:
         rows = [(k, v, now) for k, v in self._pending.items()]
         with self._db:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)", rows)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)", rows
+            )
         self._pending.clear()
 
     def __len__(self) -> int:

@@ -22,7 +22,8 @@ def request_from_dict(d: dict[str, Any]) -> Request:
     """A :class:`Request` from a JSON item (``prompt`` or ``messages``)."""
     if "messages" in d:
         msgs = tuple(
-            Message(m["role"], m["content"]) if isinstance(m, dict) else Message(m[0], m[1]) for m in d["messages"]
+            Message(m["role"], m["content"]) if isinstance(m, dict) else Message(m[0], m[1])
+            for m in d["messages"]
         )
     else:
         msgs = (Message("user", str(d["prompt"])),)
@@ -46,8 +47,10 @@ def read_items(path: str | Path) -> Iterator[tuple[str, Request]]:
                 d = json.loads(line)
                 yield str(d["id"]), request_from_dict(d)
             except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise DataError(f"{path}:{n}: not a request item ({exc})",
-                                hint='each line needs "id" and "prompt" (or "messages")') from None
+                raise DataError(
+                    f"{path}:{n}: not a request item ({exc})",
+                    hint='each line needs "id" and "prompt" (or "messages")',
+                ) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output JSONL (appended; rerun resumes)")
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--api-key-env", default=None, help="read the API key from this variable")
-    p.add_argument("--cache-dir", default=None, help="response cache dir (default $BENCHGEN_CACHE or .cache/benchgen)")
+    p.add_argument(
+        "--cache-dir", default=None, help="response cache dir (default $BENCHGEN_CACHE or .cache/benchgen)"
+    )
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--refresh", action="store_true", help="ignore cached answers (still stores new ones)")
     p.add_argument("--rpm", type=float, default=None, help="requests per minute limit")
@@ -76,15 +81,24 @@ async def _run(args: argparse.Namespace) -> Any:
     from benchgen.runner import RetryPolicy, run_requests
 
     items = list(read_items(args.inp))
-    provider = make_provider(args.spec, args.api_key_env, timeout=args.timeout,
-                             max_connections=max(args.concurrency, 16))
+    provider = make_provider(
+        args.spec, args.api_key_env, timeout=args.timeout, max_connections=max(args.concurrency, 16)
+    )
     try:
         return await run_requests(
-            provider, items, args.out, concurrency=args.concurrency,
-            cache=False if args.no_cache else (args.cache_dir or True), refresh=args.refresh,
-            rpm=args.rpm, tpm=args.tpm, max_cost=args.max_cost, pricing=args.pricing,
+            provider,
+            items,
+            args.out,
+            concurrency=args.concurrency,
+            cache=False if args.no_cache else (args.cache_dir or True),
+            refresh=args.refresh,
+            rpm=args.rpm,
+            tpm=args.tpm,
+            max_cost=args.max_cost,
+            pricing=args.pricing,
             retry=RetryPolicy(max_attempts=args.max_attempts),
-            max_consecutive_failures=args.max_consecutive_failures, quiet=args.quiet,
+            max_consecutive_failures=args.max_consecutive_failures,
+            quiet=args.quiet,
         )
     finally:
         await provider.aclose()

@@ -99,8 +99,9 @@ def skeleton_values(skeleton: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def build_generation_request(skeleton: Mapping[str, Any], taxonomy: Any = None, *,
-                             prompts_dir: str | None = None) -> Request:
+def build_generation_request(
+    skeleton: Mapping[str, Any], taxonomy: Any = None, *, prompts_dir: str | None = None
+) -> Request:
     """The JSON-mode Request asking an LLM to write the query for ``skeleton``."""
     values = skeleton_values(skeleton)
     task = _lookup(taxonomy, "tasks", skeleton["task_type"])
@@ -109,8 +110,10 @@ def build_generation_request(skeleton: Mapping[str, Any], taxonomy: Any = None, 
     ctx = {
         "domain": _lookup(taxonomy, "domains", skeleton["domain"]),
         "task": task,
-        "subject": {**_lookup(taxonomy, "subjects", skeleton["subject"]),
-                    "relation": skeleton.get("relation") or skeleton["subject"]},
+        "subject": {
+            **_lookup(taxonomy, "subjects", skeleton["subject"]),
+            "relation": skeleton.get("relation") or skeleton["subject"],
+        },
         "style": _lookup(taxonomy, "styles", skeleton["style"]),
         "tone": _lookup(taxonomy, "tones", skeleton["tone"]),
         "essential": list(skeleton.get("essential") or []),
@@ -129,8 +132,9 @@ def build_generation_request(skeleton: Mapping[str, Any], taxonomy: Any = None, 
     )
 
 
-def parse_generation(completion_text: str, skeleton: Mapping[str, Any]
-                     ) -> tuple[str, dict[str, str]] | GenerationFailure:
+def parse_generation(
+    completion_text: str, skeleton: Mapping[str, Any]
+) -> tuple[str, dict[str, str]] | GenerationFailure:
     """``(query, spans)`` with one span per skeleton value, or a :class:`GenerationFailure`."""
     data = extract_json_object(completion_text)
     if data is None:
@@ -148,7 +152,9 @@ def parse_generation(completion_text: str, skeleton: Mapping[str, Any]
         if not isinstance(span, str) or not span.strip():
             return GenerationFailure("span_missing", f"no span for value {value!r}")
         if span not in query:
-            return GenerationFailure("span_not_in_query", f"span {span!r} for value {value!r} is not in the query")
+            return GenerationFailure(
+                "span_not_in_query", f"span {span!r} for value {value!r} is not in the query"
+            )
         spans[value] = span
     return query, spans
 

@@ -25,8 +25,14 @@ Sleep = Callable[[float], Awaitable[None]]
 class TokenBucket:
     """Continuous-refill token bucket (units per minute), starting full."""
 
-    def __init__(self, rate_per_min: float, capacity: float | None = None, *,
-                 clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        rate_per_min: float,
+        capacity: float | None = None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         if rate_per_min <= 0:
             raise ValueError("rate_per_min must be > 0")
         self.rate = rate_per_min / 60.0  # units per second
@@ -89,8 +95,14 @@ def estimate_tokens(request: Request) -> int:
 class RateLimiter:
     """Requests/min and tokens/min limits for one provider (either may be None: unlimited)."""
 
-    def __init__(self, rpm: float | None = None, tpm: float | None = None, *,
-                 clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self.requests = TokenBucket(rpm, clock=clock, sleep=sleep) if rpm else None
         self.tokens = TokenBucket(tpm, clock=clock, sleep=sleep) if tpm else None
 

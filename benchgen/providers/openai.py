@@ -46,8 +46,15 @@ class OpenAIProvider(Provider):
     supports_json_mode = True
     supports_system = True
 
-    def __init__(self, spec: ProviderSpec, api_key: str, *, timeout: float = 120.0,
-                 max_connections: int = 512, send_temperature: bool = True) -> None:
+    def __init__(
+        self,
+        spec: ProviderSpec,
+        api_key: str,
+        *,
+        timeout: float = 120.0,
+        max_connections: int = 512,
+        send_temperature: bool = True,
+    ) -> None:
         super().__init__(spec)
         self.timeout = timeout
         self.send_temperature = send_temperature
@@ -83,11 +90,14 @@ class OpenAIProvider(Provider):
         try:
             resp = await self._client.chat.completions.create(**self.build_params(request))
         except openai.APIStatusError as exc:
-            raise translate_status_error("openai", exc.status_code, _message(exc), exc.response.headers) from None
+            raise translate_status_error(
+                "openai", exc.status_code, _message(exc), exc.response.headers
+            ) from None
         except openai.APITimeoutError:
             # note: openai's vendored aiohttp transport also reports refused connections as timeouts
             raise TransientProviderError(
-                f"openai: request timed out after {self.timeout:g}s (or the connection failed)", kind="timeout"
+                f"openai: request timed out after {self.timeout:g}s (or the connection failed)",
+                kind="timeout",
             ) from None
         except openai.APIConnectionError as exc:
             raise TransientProviderError(f"openai: connection error: {exc}", kind="connection") from None
@@ -95,8 +105,14 @@ class OpenAIProvider(Provider):
         in_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
         out_tok = int(getattr(usage, "completion_tokens", 0) or 0)
         if not resp.choices:
-            return Completion("", "error", in_tok, out_tok, resp.model or self.spec.model,
-                              {"detail": "response has no choices"})
+            return Completion(
+                "",
+                "error",
+                in_tok,
+                out_tok,
+                resp.model or self.spec.model,
+                {"detail": "response has no choices"},
+            )
         choice = resp.choices[0]
         message = choice.message
         finish = choice.finish_reason or "stop"

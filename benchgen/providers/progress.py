@@ -47,8 +47,9 @@ class RunProgress:
             transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(stage, total=total, completed=done_before, rate=0.0,
-                                             accepted=0, spend=0.0)
+        self._task = self._progress.add_task(
+            stage, total=total, completed=done_before, rate=0.0, accepted=0, spend=0.0
+        )
         self._done_before = done_before
 
     def update(self, summary: Any) -> None:
@@ -57,8 +58,13 @@ class RunProgress:
         task = self._progress.tasks[0]
         elapsed = task.elapsed or 0.0
         rate = summary.written / elapsed if elapsed > 0 else 0.0
-        self._progress.update(self._task, completed=self._done_before + summary.written, rate=rate,
-                              accepted=summary.accepted, spend=summary.cost_usd)
+        self._progress.update(
+            self._task,
+            completed=self._done_before + summary.written,
+            rate=rate,
+            accepted=summary.accepted,
+            spend=summary.cost_usd,
+        )
 
     def close(self, summary: Any) -> None:
         if self._progress is None:
