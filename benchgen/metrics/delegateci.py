@@ -112,7 +112,7 @@ class SemanticMatcher:
         k = max(1, len(item.split()))
         if len(words) <= k:
             return [rewrite] if rewrite.strip() else []
-        out = []
+        out: list[str] = []
         for size in (k, k + 2):
             out.extend(" ".join(words[i : i + size]) for i in range(0, max(1, len(words) - size + 1)))
         return out
@@ -343,7 +343,8 @@ def from_capid(
                 hint=f"available fields: {', '.join(sorted(rec))}; use --rewrite-field / --gold-field",
             )
     gold = rec[gold_field] if isinstance(rec[gold_field], Mapping) else {}
-    e, n = [], []
+    e: list[Item] = []
+    n: list[Item] = []
     for span, vals in gold.items():
         vals = vals if isinstance(vals, Mapping) else {}
         typ = str(vals.get("type") or "").strip().lower()
