@@ -1,0 +1,83 @@
+"""`benchgen run` with an LLM generator behind OpenAI- and Anthropic-compatible base URLs
+(the real SDKs against the local scripted server), cache reuse, key and family checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from scripted_server import ScriptedServer
+
+from benchgen.cli import main
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ScriptedServer(hang_seconds=10) as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server, monkeypatch, tmp_path):
+    server.reset()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
+    monkeypatch.setenv("BENCHGEN_CACHE", str(tmp_path / "cache"))
+    return server
+
+
+def _run(args):
+    return CliRunner().invoke(main, ["run", "default", "--n", "8", "--seed", "4", "--no-release", "--quiet", *args])
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_run_with_llm_generator(srv, tmp_path, kind):
+    spec = f"openai:qwen2.5-7b-instruct@{srv.openai_url}" if kind == "openai" else f"anthropic:claude-test@{srv.url}"
+    path = "/v1/chat/completions" if kind == "openai" else "/v1/messages"
+    res = _run(["--generator", spec, "--judge", "offline", "--run-dir", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    skeletons = (tmp_path / "run" / "skeletons.jsonl").read_text().splitlines()
+    drafts = [json.loads(x) for x in (tmp_path / "run" / "drafts.jsonl").read_text().splitlines()]
+    assert len(drafts) == len(skeletons) and srv.paths[path] == len(skeletons)
+    for d in drafts:
+        assert d["status"] == "ok" and d["generator"] == spec
+        for item in d["essential"] + d["non_essential"]:
+            assert item["span"] and item["span"] in d["query"]
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["usage"]["input_tokens"] > 0
+    assert sum(report["counts"].values()) == len(skeletons)
+
+    # same recipe, new run dir: every answer comes from the cache -> zero provider calls
+    before = srv.total
+    res = _run(["--generator", spec, "--judge", "offline", "--run-dir", str(tmp_path / "run2")])
+    assert res.exit_code == 0, res.output
+    assert srv.total == before
+    # --refresh bypasses the cache
+    res = _run(["--generator", spec, "--judge", "offline", "--run-dir", str(tmp_path / "run3"), "--refresh"])
+    assert res.exit_code == 0 and srv.total == before + len(skeletons)
+
+
+def test_missing_key_fails_before_any_work(srv, tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    res = _run(["--generator", f"anthropic:claude-test@{srv.url}", "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code != 0
+    assert "ANTHROPIC_API_KEY" in res.output and "Traceback" not in res.output
+    assert srv.total == 0 and not (tmp_path / "r").exists()
+    assert "test-openai-key" not in res.output
+
+
+def test_same_family_refused_unless_allowed(srv, tmp_path):
+    args = ["--generator", f"openai:gpt-4o@{srv.openai_url}", "--judge", f"openai:gpt-4o-mini@{srv.openai_url}",
+            "--run-dir", str(tmp_path / "r")]
+    res = _run(args)
+    assert res.exit_code == 2 and "family" in res.output
+    assert srv.total == 0
+
+
+def test_fatal_401_stops_with_clear_message(srv, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "bad-key")
+    res = _run(["--generator", f"openai:m@{srv.openai_url}", "--run-dir", str(tmp_path / "r")])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "401" in res.output or "auth" in res.output.lower()
+    assert srv.total <= 16  # no retries of a 401: at most one call per worker in flight
