@@ -28,8 +28,8 @@ def echo_release_summary(result: ReleaseResult) -> None:
     click.echo(f"  verify: benchgen verify {result.path}")
     if result.human_questions:
         click.echo(f"\nDATASHEET.md has {len(result.human_questions)} question(s) only a human can answer "
-                   "(marked [HUMAN INPUT NEEDED]); answer them in the recipe's `card:` section or in a new "
-                   "version before publishing:")
+                   "(marked [HUMAN INPUT NEEDED]); answer them under `card: datasheet:` in the recipe (keys in "
+                   "parentheses) before publishing:")
         for q in result.human_questions:
             click.echo(f"  - {q}")
 
@@ -59,6 +59,7 @@ def rows_from_run(run_dir: Path, recipe: Any) -> tuple[dict[str, list[dict[str, 
         if v is not None and cfg in rows:
             rows[cfg].append(sample_row(d, v, seed=recipe.seed, benchgen_version=version))
     judge_cfg = {k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")}
+    usage = dict(report.get("usage") or {})
     meta = {
         "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
         "judge_config": judge_cfg, "prompt_hashes": fingerprint.get("prompts") or {},
@@ -66,7 +67,8 @@ def rows_from_run(run_dir: Path, recipe: Any) -> tuple[dict[str, list[dict[str, 
         "n_sampled": report.get("n_skeletons"), "counts": report.get("counts") or {},
         "reject_reasons": report.get("reject_reasons") or {},
         "audit": {k: report[k] for k in ("acceptance_by", "balance") if k in report},
-        "usage": {}, "cost": {}, "benchgen_version": version,
+        "usage": usage, "cost": {"total_usd": usage["cost_usd"]} if "cost_usd" in usage else {},
+        "benchgen_version": version,
     }
     return rows, meta
 

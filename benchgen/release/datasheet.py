@@ -16,22 +16,31 @@ from benchgen.release.schema import DESCRIPTIONS
 HUMAN = "> **[HUMAN INPUT NEEDED]**"
 
 
+# Questions a person answers in the recipe: `card: {datasheet: {<key>: "answer"}}`.
+HUMAN_KEYS = ("creators", "funding", "offensive_content", "collectors", "timeframe", "ethical_review",
+              "prior_uses", "uses_repository", "distribution_date", "ip_restrictions", "export_controls",
+              "maintainers", "contact")
+
+
 class _Sheet:
-    def __init__(self) -> None:
+    def __init__(self, answers: dict[str, str]) -> None:
         self.lines: list[str] = []
         self.human: list[str] = []
         self.section = ""
+        self.answers = answers
 
     def h2(self, title: str) -> None:
         self.section = title
         self.lines += [f"## {title}", ""]
 
-    def qa(self, question: str, answer: str | None) -> None:
-        """A question answered from the run, or marked for a human when ``answer`` is None."""
+    def qa(self, question: str, answer: str | None, *, key: str | None = None) -> None:
+        """A question answered by the recipe (``key``) or the run, else marked for a human."""
         self.lines += [f"**{question}**", ""]
+        if key is not None and self.answers.get(key):
+            answer = self.answers[key]
         if answer is None:
             self.lines += [f"{HUMAN} {question}", ""]
-            self.human.append(f"{self.section}: {question}")
+            self.human.append(f"{self.section}: {question} (card.datasheet.{key})")
         else:
             self.lines += [answer.strip(), ""]
 
@@ -83,7 +92,7 @@ def render_datasheet(ctx: ReleaseContext) -> tuple[str, list[str]]:
     """Return the datasheet text and the list of questions left for a human."""
     m = ctx.meta
     c = ctx.card
-    s = _Sheet()
+    s = _Sheet(dict(c.datasheet))
     gen, judge, ref = ctx.model("generator"), ctx.model("judge"), ctx.model("reformulator")
     date = ctx.release_date
     s.lines += [
@@ -102,8 +111,8 @@ def render_datasheet(ctx: ReleaseContext) -> tuple[str, list[str]]:
          "N before the query reaches a remote model (contextual integrity, Nissenbaum 2004). "
          + (ctx.recipe.description or "").strip())
     s.qa("Who created the dataset and on behalf of which entity?",
-         ", ".join(c.authors) if c.authors else None)
-    s.qa("Who funded the creation of the dataset?", c.funding)
+         ", ".join(c.authors) if c.authors else None, key="creators")
+    s.qa("Who funded the creation of the dataset?", c.funding, key="funding")
 
     s.h2("2. Composition")
     s.qa("What do the instances represent?",
@@ -136,7 +145,7 @@ def render_datasheet(ctx: ReleaseContext) -> tuple[str, list[str]]:
     s.qa("Does the dataset contain data that might be considered confidential?",
          "No real confidential data: all people and values are synthetic, drawn from curated value banks.")
     s.qa("Does the dataset contain data that, if viewed directly, might be offensive, insulting, "
-         "threatening, or might otherwise cause anxiety?", None)
+         "threatening, or might otherwise cause anxiety?", None, key="offensive_content")
     s.qa("Does the dataset identify any subpopulations or contain sensitive data?",
          "By design the queries contain *synthetic* sensitive attributes (health, beliefs, sexuality, "
          "ethnicity, finances, location, ...). Attribute frequencies are plotted in the card. "
@@ -155,11 +164,11 @@ def render_datasheet(ctx: ReleaseContext) -> tuple[str, list[str]]:
          f"Deterministic per-item seeding (seed `{ctx.seed}`); quotas balance the taxonomy axes.")
     s.qa("Who was involved in the data collection process and how were they compensated?",
          None if not c.authors else "No crowdworkers: data is machine-generated; the maintainers ("
-         + ", ".join(c.authors) + ") configured the taxonomy and reviewed samples.")
+         + ", ".join(c.authors) + ") configured the taxonomy and reviewed samples.", key="collectors")
     s.qa("Over what timeframe was the data collected?",
          f"Released {date} (CHANGELOG). Run timestamps are kept out of the release so that it rebuilds "
-         "byte-identically." if date else None)
-    s.qa("Were any ethical review processes conducted?", None)
+         "byte-identically." if date else None, key="timeframe")
+    s.qa("Were any ethical review processes conducted?", None, key="ethical_review")
     usage, cost = m.get("usage") or {}, m.get("cost")
     s.qa("What did the collection cost?",
          ("Usage:\n\n" + _json(usage) if usage else "No provider usage was recorded")
@@ -182,8 +191,8 @@ def render_datasheet(ctx: ReleaseContext) -> tuple[str, list[str]]:
          f"benchgen {ctx.benchgen_version}; the release MANIFEST.json records the recipe hash and prompt hashes.")
 
     s.h2("5. Uses")
-    s.qa("Has the dataset been used for any tasks already?", None)
-    s.qa("Is there a repository that links to any or all papers or systems that use the dataset?", c.homepage)
+    s.qa("Has the dataset been used for any tasks already?", None, key="prior_uses")
+    s.qa("Is there a repository that links to any or all papers or systems that use the dataset?", c.homepage, key="uses_repository")
     s.qa("What (other) tasks could the dataset be used for?",
          "Training and evaluating query rewriters / sanitizers; span-level detection of task-irrelevant "
          "sensitive details (CAPID-style); measuring leakage of delegated queries (PAPILLON, PEEP).")
@@ -197,14 +206,14 @@ def render_datasheet(ctx: ReleaseContext) -> tuple[str, list[str]]:
     s.qa("How will the dataset be distributed?",
          f"Parquet files with this datasheet, a dataset card, Croissant metadata and a checksum manifest; on "
          f"the Hugging Face Hub as `{ctx.repo_id}` at tag `v{ctx.version}`.")
-    s.qa("When will the dataset be distributed?", date)
+    s.qa("When will the dataset be distributed?", date, key="distribution_date")
     s.qa("Under what license is the dataset distributed?", f"`{c.license}`.")
-    s.qa("Have any third parties imposed IP-based or other restrictions on the data?", None)
-    s.qa("Do any export controls or other regulatory restrictions apply?", None)
+    s.qa("Have any third parties imposed IP-based or other restrictions on the data?", None, key="ip_restrictions")
+    s.qa("Do any export controls or other regulatory restrictions apply?", None, key="export_controls")
 
     s.h2("7. Maintenance")
-    s.qa("Who will be supporting/hosting/maintaining the dataset?", ", ".join(c.authors) or None)
-    s.qa("How can the owner/curator/manager of the dataset be contacted?", c.contact)
+    s.qa("Who will be supporting/hosting/maintaining the dataset?", ", ".join(c.authors) or None, key="maintainers")
+    s.qa("How can the owner/curator/manager of the dataset be contacted?", c.contact, key="contact")
     s.qa("Will the dataset be updated?",
          "Releases are immutable and semantically versioned; changes ship as new versions documented in the "
          "release CHANGELOG. This version's entry:\n\n" + "\n".join("> " + x for x in

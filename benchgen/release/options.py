@@ -66,6 +66,17 @@ class CardOptions(BaseModel):
     funding: str | None = None
     citation_key: str | None = None
     limitations: list[str] = []  # extra limitations appended to the generated ones
+    datasheet: dict[str, str] = {}  # answers to the datasheet's human-only questions (see HUMAN_KEYS)
+
+    @field_validator("datasheet")
+    @classmethod
+    def _datasheet_keys(cls, v: dict[str, str]) -> dict[str, str]:
+        from benchgen.release.datasheet import HUMAN_KEYS
+
+        unknown = sorted(set(v) - set(HUMAN_KEYS))
+        if unknown:
+            raise ValueError(f"unknown datasheet answer(s) {unknown}; known: {', '.join(HUMAN_KEYS)}")
+        return v
 
     @field_validator("language")
     @classmethod

@@ -122,7 +122,8 @@ def remove_near_duplicates(
     # Visit the most protected rows first so a dropped row never "protects" another one.
     items.sort(key=lambda it: (_KEEP_PRIORITY[it[1]], it[0], str(it[2].get("id"))))
 
-    lsh = MinHashLSH(threshold=opts.threshold, num_perm=opts.num_perm)
+    # LSH only proposes candidates; a lower LSH threshold raises recall, the exact check decides.
+    lsh = MinHashLSH(threshold=min(0.95, max(0.05, opts.threshold * 0.9)), num_perm=opts.num_perm)
     kept: dict[str, tuple[str, set[str], str]] = {}  # key -> (split, shingles, id)
     dropped: set[int] = set()
     total = len(items)
