@@ -42,6 +42,7 @@ from benchgen.providers.base import (
     TooManyFailures,
     TransientProviderError,
     extract_json_object,
+    parse_spec,
 )
 from benchgen.providers.cache import ResponseCache, cache_key
 from benchgen.providers.journal import JsonlAppender, load_records
@@ -334,20 +335,29 @@ async def run_requests(
     :class:`ItemFailure` to record a stage-specific failure). Requests with ``json_mode`` go
     through :func:`complete_json` (one repair re-ask, then ``unparsed``).
     """
+    spec = parse_spec(provider) if isinstance(provider, str) else provider.spec
+    if concurrency < 1:
+        raise ConfigError("concurrency must be >= 1")
+    prices = PriceTable.load(pricing)
+    if max_cost is not None and prices.price(spec) is None:
+        raise ConfigError(
+            f"--max-cost is set but no price is known for model {spec.model!r}",
+            hint="add it to a pricing YAML (models: {NAME: {input: USD/Mtok, output: USD/Mtok}}) and "
+            "pass it with BENCHGEN_PRICING=path",
+        )
+    done = load_records(out_path)
+    if max_cost is not None and max_cost <= 0:
+        exc = BudgetExceeded(
+            f"no budget left for {spec} (--max-cost reached before this stage started)",
+            hint="completed work is kept; rerun with a higher --max-cost to resume",
+        )
+        exc.summary = RunSummary(stage=stage, model=str(spec), stopped="budget", message=exc.message)  # type: ignore[attr-defined]
+        raise exc
     own_provider = isinstance(provider, str)
     if isinstance(provider, str):
         from benchgen.providers.registry import make_provider
 
         provider = make_provider(provider, api_key_env, max_connections=max(concurrency, 16))
-    if concurrency < 1:
-        raise ConfigError("concurrency must be >= 1")
-    prices = PriceTable.load(pricing)
-    if max_cost is not None and prices.price(provider.spec) is None:
-        raise ConfigError(
-            f"--max-cost is set but no price is known for model {provider.spec.model!r}",
-            hint="add it to a pricing YAML (models: {NAME: {input: USD/Mtok, output: USD/Mtok}}) and "
-            "pass it with BENCHGEN_PRICING=path",
-        )
     own_cache = not isinstance(cache, ResponseCache) and cache not in (None, False)
     store: ResponseCache | None
     if isinstance(cache, ResponseCache):
@@ -370,7 +380,6 @@ async def run_requests(
         accept=accept,
         repair_json=repair_json,
     )
-    done = load_records(out_path)
     out = JsonlAppender(out_path)
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import Counter, deque
 from typing import Any
 
@@ -193,6 +194,7 @@ class ScriptedServer:
                     "behaviour": behaviour,
                     "body": body,
                     "auth": request.headers.get("authorization", ""),
+                    "t": time.monotonic(),
                 }
             )
         if behaviour == "hang":  # wakes early when the server stops, so shutdown is quick
