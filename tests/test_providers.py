@@ -329,3 +329,30 @@ def test_generation_request_and_parse(tax):
 def test_generation_request_without_taxonomy():
     req = build_generation_request(SKELETON, None)
     assert "summarisation" in req.messages[0].content
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_connection_refused_is_transient(kind, monkeypatch):
+    import socket
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = (
+        f"openai:m@http://127.0.0.1:{port}/v1"
+        if kind == "openai"
+        else f"anthropic:claude-x@http://127.0.0.1:{port}"
+    )
+
+    async def go():
+        provider = make_provider(spec, timeout=2)
+        try:
+            return await provider.complete(Request((Message("user", "hi"),)))
+        finally:
+            await provider.aclose()
+
+    with pytest.raises(TransientProviderError) as exc:
+        asyncio.run(go())
+    # openai's vendored aiohttp transport maps refused connections to ConnectTimeout
+    assert exc.value.kind in ("connection", "timeout") and exc.value.status is None
