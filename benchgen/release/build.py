@@ -132,6 +132,7 @@ def build_release(
     target = Path(out_root) / recipe.name / recipe.version
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{recipe.version}.building-", dir=target.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the release is a normal, world-readable folder
     try:
         all_rows = {c: list(rows.get(c, ())) for c in configs}
         rep.status(f"assigning splits for {sum(map(len, all_rows.values()))} rows")

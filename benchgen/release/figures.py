@@ -110,7 +110,8 @@ def acceptance_figure(ctx: ReleaseContext, path: Path, dpi: int) -> str:
     marginals = _audit_marginals(ctx) if source.startswith("share of released") else {}
     if marginals:
         fig = _new_figure(6.5, 1.5 + 0.3 * sum(len(v) for v in marginals.values()))
-        axes = fig.subplots(len(marginals), 1, squeeze=False)[:, 0]
+        axes = fig.subplots(len(marginals), 1, squeeze=False,
+                            height_ratios=[len(v) + 2 for v in marginals.values()])[:, 0]
         for ax, (axis, vals) in zip(axes, marginals.items(), strict=True):
             names = list(vals)
             ax.barh(range(len(names)), [vals[n] for n in names], color="#7570b3")

@@ -30,9 +30,9 @@ class NearDupOptions(BaseModel):
 
     enabled: bool = True
     method: Literal["minhash"] = "minhash"
-    threshold: float = Field(0.8, gt=0.0, le=1.0, description="Jaccard similarity of word shingles")
-    num_perm: int = Field(128, ge=16, le=1024)
-    shingle: int = Field(3, ge=1, le=10, description="words per shingle")
+    threshold: float = Field(default=0.8, gt=0.0, le=1.0, description="Jaccard similarity of word shingles")
+    num_perm: int = Field(default=128, ge=16, le=1024)
+    shingle: int = Field(default=3, ge=1, le=10, description="words per shingle")
 
 
 class ReleaseOptions(BaseModel):
@@ -40,13 +40,13 @@ class ReleaseOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_shard_bytes: int = Field(256 * 1024 * 1024, gt=0, description="Arrow bytes per Parquet shard")
+    max_shard_bytes: int = Field(default=256 * 1024 * 1024, gt=0, description="Arrow bytes per Parquet shard")
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     near_dup: NearDupOptions = NearDupOptions()
     split_salt: str = ""  # mixed into the group hash; change it only to reshuffle on purpose
     changelog: str | None = None  # path; default: CHANGELOG.md next to the recipe
     figures: bool = True
-    figure_dpi: int = Field(100, ge=50, le=300)
+    figure_dpi: int = Field(default=100, ge=50, le=300)
 
 
 class CardOptions(BaseModel):

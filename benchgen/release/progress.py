@@ -25,6 +25,15 @@ class Reporter:
         if self._console is None:
             yield lambda done, total: None
             return
+        if not self._console.is_terminal:  # logs / CI: one status line instead of a redrawn bar
+            seen = [0]
+
+            def count(done: int, total: int) -> None:
+                seen[0] = total
+
+            yield count
+            self.status(f"{label}: {seen[0]} rows checked")
+            return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("[dim]release:[/dim] " + label), BarColumn(), MofNCompleteColumn(),
