@@ -27,8 +27,16 @@ def subject_forms(subject: str, relation: str) -> dict[str, str]:
     """Grammatical forms for the phrasing variables S, P, O, be, have, s, do, was."""
     if subject == "self":
         return {"S": "I", "P": "my", "O": "me", "be": "am", "have": "have", "s": "", "do": "do", "was": "was"}
-    return {"S": relation, "P": f"{relation}'s", "O": relation, "be": "is", "have": "has", "s": "s",
-            "do": "does", "was": "was"}
+    return {
+        "S": relation,
+        "P": f"{relation}'s",
+        "O": relation,
+        "be": "is",
+        "have": "has",
+        "s": "s",
+        "do": "does",
+        "was": "was",
+    }
 
 
 def _clause(tax: Taxonomy, d: Detail, style: str, rng: random.Random) -> str:
@@ -43,7 +51,7 @@ def _find_span(query: str, value: str) -> str | None:
     m = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", query, flags=re.IGNORECASE) or re.search(
         re.escape(value), query, flags=re.IGNORECASE
     )
-    return query[m.start():m.end()] if m else None
+    return query[m.start() : m.end()] if m else None
 
 
 def _tidy(text: str) -> str:
@@ -70,8 +78,13 @@ def generate_one(tax: Taxonomy, sk: Skeleton) -> Draft:
     tone = tax.tone[sk.tone]
     query = render(
         template,
-        opener=rng.choice(tone.openers), closer=rng.choice(tone.closers), request=capitalize_first(request),
-        e=e, n=n, mixed=mixed, variant=rng.randrange(N_VARIANTS),
+        opener=rng.choice(tone.openers),
+        closer=rng.choice(tone.closers),
+        request=capitalize_first(request),
+        e=e,
+        n=n,
+        mixed=mixed,
+        variant=rng.randrange(N_VARIANTS),
     )
     query = _tidy(query)
     spans: dict[int, str] = {}
@@ -85,10 +98,25 @@ def generate_one(tax: Taxonomy, sk: Skeleton) -> Draft:
             spans[k] = span
     th = template_hash(template)
     if missing:
-        return Draft(skeleton=sk, query=query, essential=sk.essential, non_essential=sk.non_essential,
-                     generator=GENERATOR_SPEC, template=template, template_hash=th, status="failed",
-                     failure_reason=f"span_not_found:{','.join(missing)}")
+        return Draft(
+            skeleton=sk,
+            query=query,
+            essential=sk.essential,
+            non_essential=sk.non_essential,
+            generator=GENERATOR_SPEC,
+            template=template,
+            template_hash=th,
+            status="failed",
+            failure_reason=f"span_not_found:{','.join(missing)}",
+        )
     filled = [Detail(**{**d.to_dict(), "span": spans[k]}) for k, d in enumerate(details)]
     ne = len(sk.essential)
-    return Draft(skeleton=sk, query=query, essential=tuple(filled[:ne]), non_essential=tuple(filled[ne:]),
-                 generator=GENERATOR_SPEC, template=template, template_hash=th)
+    return Draft(
+        skeleton=sk,
+        query=query,
+        essential=tuple(filled[:ne]),
+        non_essential=tuple(filled[ne:]),
+        generator=GENERATOR_SPEC,
+        template=template,
+        template_hash=th,
+    )

@@ -70,5 +70,8 @@ def load_recipe(path_or_name: str | Path) -> Recipe:
     try:
         return Recipe(**data, source=str(p))
     except ValidationError as e:
-        msgs = [f"{p}: {'.'.join(str(x) for x in err['loc']) or '(top level)'}: {err['msg']}" for err in e.errors()]
+        msgs = [
+            f"{p}: {'.'.join(str(x) for x in err['loc']) or '(top level)'}: {err['msg']}"
+            for err in e.errors()
+        ]
         raise ConfigError("invalid release recipe:\n  " + "\n  ".join(msgs)) from None

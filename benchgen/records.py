@@ -173,8 +173,9 @@ def dumps(record: Any) -> str:
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
-def sample_row(draft: Draft, verdict: Verdict, *, seed: int, benchgen_version: str,
-               target_rewrite: str | None = None) -> dict[str, Any]:
+def sample_row(
+    draft: Draft, verdict: Verdict, *, seed: int, benchgen_version: str, target_rewrite: str | None = None
+) -> dict[str, Any]:
     """The released row for one judged draft (the columns documented in the dataset card).
 
     Residual judge-flagged spans (sensitive details the generator leaked beyond the skeleton) are
@@ -185,8 +186,14 @@ def sample_row(draft: Draft, verdict: Verdict, *, seed: int, benchgen_version: s
     n_items = [x.to_dict() for x in draft.non_essential]
     for span in verdict.residual:
         n_items.append(
-            {"attribute": "model_leaked", "family": "model_leaked", "subject": "unknown",
-             "relation": "", "value": span, "span": span}
+            {
+                "attribute": "model_leaked",
+                "family": "model_leaked",
+                "subject": "unknown",
+                "relation": "",
+                "value": span,
+                "span": span,
+            }
         )
     return {
         "id": draft.id,

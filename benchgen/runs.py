@@ -54,8 +54,10 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 yield json.loads(line)
             except ValueError as e:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({e})",
-                                hint="the file is corrupt; delete it to regenerate that stage") from None
+                raise DataError(
+                    f"{path}:{lineno}: not valid JSON ({e})",
+                    hint="the file is corrupt; delete it to regenerate that stage",
+                ) from None
 
 
 def append_jsonl(path: Path, records: Iterable[Any], batch: int = 256) -> int:
@@ -96,8 +98,10 @@ class RunDir:
                     f"run directory {self.path} holds a run with a different configuration ({old} != {h})",
                     hint="pass --fresh to discard it, or choose another --run-dir",
                 )
-        meta.write_text(json.dumps({"config_hash": h, "config": fingerprint}, indent=2, sort_keys=True,
-                                   default=str) + "\n")
+        meta.write_text(
+            json.dumps({"config_hash": h, "config": fingerprint}, indent=2, sort_keys=True, default=str)
+            + "\n"
+        )
         for p in self.path.glob("*.jsonl"):
             repair_tail(p)
 

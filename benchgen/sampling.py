@@ -62,11 +62,12 @@ class Sampler:
         self.settings = settings or tax.settings
         self.cells = [(d.id, t.id) for d in tax.domains for t in tax.tasks]
         self.attr_ids = [a.id for a in tax.attributes]
-        self._addressed_tasks = [
-            t.id for t in tax.tasks if "name" in tax.policy[t.policy].forced
+        self._addressed_tasks = [t.id for t in tax.tasks if "name" in tax.policy[t.policy].forced]
+        self._domain_tasks = [
+            t.id
+            for t in tax.tasks
+            if tax.policy[t.policy].draw_from == "domain_pool" and not tax.policy[t.policy].forced
         ]
-        self._domain_tasks = [t.id for t in tax.tasks if tax.policy[t.policy].draw_from == "domain_pool"
-                              and not tax.policy[t.policy].forced]
 
     # -- public ---------------------------------------------------------------------------
     def skeletons(self, n: int, start: int = 0) -> Iterator[Skeleton]:
@@ -87,14 +88,18 @@ class Sampler:
         return out
 
     # -- internals ------------------------------------------------------------------------
-    def _detail(self, attr: str, subject: str, relation: str, rng: random.Random,
-                exclude: set[str] = frozenset()) -> Detail:  # type: ignore[assignment]
+    def _detail(
+        self, attr: str, subject: str, relation: str, rng: random.Random, exclude: set[str] = frozenset()
+    ) -> Detail:  # type: ignore[assignment]
         a = self.tax.attribute[attr]
         choices = [v for v in a.values if v not in exclude] or list(a.values)
-        return Detail(attribute=attr, family=a.family, subject=subject, relation=relation, value=rng.choice(choices))
+        return Detail(
+            attribute=attr, family=a.family, subject=subject, relation=relation, value=rng.choice(choices)
+        )
 
-    def _draw_essential(self, domain: str, task: str, subject: str, relation: str,
-                        rng: random.Random) -> list[Detail]:
+    def _draw_essential(
+        self, domain: str, task: str, subject: str, relation: str, rng: random.Random
+    ) -> list[Detail]:
         pol = self.tax.task_policy(task)
         if pol.draw_from == "none":
             return []
@@ -107,8 +112,9 @@ class Sampler:
         drawn = rng.sample(pool, min(n_draw, len(pool)))
         return [self._detail(a, subject, relation, rng) for a in forced + drawn]
 
-    def _draw_non_essential(self, i: int, taken: set[str], subject: str, relation: str,
-                            rng: random.Random) -> list[Detail]:
+    def _draw_non_essential(
+        self, i: int, taken: set[str], subject: str, relation: str, rng: random.Random
+    ) -> list[Detail]:
         k = _size(rng, self.settings.n_non_essential)
         width = self.settings.n_non_essential.max + self.settings.n_essential.max
         chosen: list[str] = []
@@ -134,10 +140,20 @@ class Sampler:
         non_essential = self._draw_non_essential(i, {d.attribute for d in essential}, subject, relation, rng)
         sid = f"bg-{self.seed}-{i:06d}"
         return Skeleton(
-            id=sid, seed=self.seed, index=i, group=sid, domain=domain, task_type=task,
-            subject=subject, relation=relation, style=style, tone=tone,
-            policy=self.tax.task[task].policy, confusion=None,
-            essential=tuple(essential), non_essential=tuple(non_essential),
+            id=sid,
+            seed=self.seed,
+            index=i,
+            group=sid,
+            domain=domain,
+            task_type=task,
+            subject=subject,
+            relation=relation,
+            style=style,
+            tone=tone,
+            policy=self.tax.task[task].policy,
+            confusion=None,
+            essential=tuple(essential),
+            non_essential=tuple(non_essential),
         )
 
     def _third_party(self, base: Skeleton, rng: random.Random) -> str:
@@ -152,29 +168,46 @@ class Sampler:
             ess = self._draw_essential(sk.domain, task, sk.subject, sk.relation, rng)
             sk = replace(sk, task_type=task, policy=self.tax.task[task].policy, essential=tuple(ess))
         target = rng.choice(list(sk.essential))
-        n_keep = [d for d in sk.non_essential if d.attribute != target.attribute
-                  and d.attribute not in {e.attribute for e in sk.essential}]
+        n_keep = [
+            d
+            for d in sk.non_essential
+            if d.attribute != target.attribute and d.attribute not in {e.attribute for e in sk.essential}
+        ]
         n_keep = n_keep[: max(0, len(n_keep) - 1)]
-        shadow = self._detail(target.attribute, "third_party", self._third_party(base, rng), rng,
-                              exclude={target.value})
-        return replace(sk, id=f"{base.id}-c", confusion="shared-attribute",
-                       non_essential=tuple([*n_keep, shadow]))
+        shadow = self._detail(
+            target.attribute, "third_party", self._third_party(base, rng), rng, exclude={target.value}
+        )
+        return replace(
+            sk, id=f"{base.id}-c", confusion="shared-attribute", non_essential=tuple([*n_keep, shadow])
+        )
 
     def _trap(self, base: Skeleton, rng: random.Random) -> Skeleton:
         """Over-removal trap: an addressed-person task whose answer needs a sensitive-looking detail."""
         task = rng.choice(self._addressed_tasks)
         sens = set(self.settings.confusion.sensitive_families)
-        pool = [a for a in self.tax.domain[base.domain].essential_pool
-                if a != "name" and self.tax.attribute[a].family in sens]
+        pool = [
+            a
+            for a in self.tax.domain[base.domain].essential_pool
+            if a != "name" and self.tax.attribute[a].family in sens
+        ]
         if not pool:
             pool = [a.id for a in self.tax.attributes if a.family in sens and a.id != "name"]
         trap_attr = rng.choice(pool)
-        ess = [self._detail("name", base.subject, base.relation, rng),
-               self._detail(trap_attr, base.subject, base.relation, rng)]
+        ess = [
+            self._detail("name", base.subject, base.relation, rng),
+            self._detail(trap_attr, base.subject, base.relation, rng),
+        ]
         taken = {d.attribute for d in ess}
         n_keep = tuple(d for d in base.non_essential if d.attribute not in taken)
-        return replace(base, id=f"{base.id}-c", task_type=task, policy=self.tax.task[task].policy,
-                       confusion="over-removal-trap", essential=tuple(ess), non_essential=n_keep)
+        return replace(
+            base,
+            id=f"{base.id}-c",
+            task_type=task,
+            policy=self.tax.task[task].policy,
+            confusion="over-removal-trap",
+            essential=tuple(ess),
+            non_essential=n_keep,
+        )
 
 
 AXES = ("domain", "task_type", "subject", "style", "tone")
@@ -186,9 +219,12 @@ def balance_report(skeletons: Sequence[Skeleton], tax: Taxonomy | None = None) -
     universe: dict[str, list[str]] = {}
     if tax is not None:
         universe = {
-            "domain": [d.id for d in tax.domains], "task_type": [t.id for t in tax.tasks],
-            "subject": [s.id for s in tax.subjects], "style": [s.id for s in tax.styles],
-            "tone": [t.id for t in tax.tones], "attribute": [a.id for a in tax.attributes],
+            "domain": [d.id for d in tax.domains],
+            "task_type": [t.id for t in tax.tasks],
+            "subject": [s.id for s in tax.subjects],
+            "style": [s.id for s in tax.styles],
+            "tone": [t.id for t in tax.tones],
+            "attribute": [a.id for a in tax.attributes],
         }
     series: dict[str, Counter[str]] = {ax: Counter(getattr(s, ax) for s in skeletons) for ax in AXES}
     series["attribute"] = Counter(d.attribute for s in skeletons for d in (*s.essential, *s.non_essential))
@@ -199,6 +235,10 @@ def balance_report(skeletons: Sequence[Skeleton], tax: Taxonomy | None = None) -
         for v in universe.get(ax.replace("_non_essential", ""), []):
             cnt.setdefault(v, 0)
         lo, hi = (min(cnt.values()), max(cnt.values())) if cnt else (0, 0)
-        report[ax] = {"counts": dict(sorted(cnt.items())), "min": lo, "max": hi,
-                      "max_min_ratio": (hi / lo) if lo else float("inf")}
+        report[ax] = {
+            "counts": dict(sorted(cnt.items())),
+            "min": lo,
+            "max": hi,
+            "max_min_ratio": (hi / lo) if lo else float("inf"),
+        }
     return report

@@ -42,7 +42,9 @@ def render(name: str, folder: str | None = None, **context: Any) -> str:
     try:
         return environment(folder).get_template(name).render(**context)
     except jinja2.TemplateNotFound:
-        raise ConfigError(f"prompt template {name!r} not found under {folder or asset_dir('prompts')}") from None
+        raise ConfigError(
+            f"prompt template {name!r} not found under {folder or asset_dir('prompts')}"
+        ) from None
     except jinja2.TemplateError as e:
         raise ConfigError(f"prompt template {name!r} failed to render: {e}") from None
 

@@ -13,7 +13,9 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared reference data not found at {SHARED_DATA} (expected ../shared/data beside the repo)")
+        pytest.skip(
+            f"shared reference data not found at {SHARED_DATA} (expected ../shared/data beside the repo)"
+        )
     return SHARED_DATA
 
 

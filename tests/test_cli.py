@@ -41,13 +41,27 @@ def test_sample_generate_judge_chain(tmp_path):
 
 def test_clear_errors_without_traceback(tmp_path):
     r = CliRunner()
-    res = r.invoke(main, ["generate", "--in", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.jsonl")])
+    res = r.invoke(
+        main, ["generate", "--in", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.jsonl")]
+    )
     assert res.exit_code != 0
     assert "does not exist" in res.output and "Traceback" not in res.output
     res = r.invoke(main, ["run", "no-such-recipe"])
     assert res.exit_code == 2 and "not found" in res.output
-    res = r.invoke(main, ["run", "default", "--generator", "bogus:thing", "--n", "2", "--no-release",
-                          "--run-dir", str(tmp_path / "r")])
+    res = r.invoke(
+        main,
+        [
+            "run",
+            "default",
+            "--generator",
+            "bogus:thing",
+            "--n",
+            "2",
+            "--no-release",
+            "--run-dir",
+            str(tmp_path / "r"),
+        ],
+    )
     assert res.exit_code == 2 and "unknown provider 'bogus'" in res.output
 
 

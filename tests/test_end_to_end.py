@@ -8,16 +8,37 @@ import pytest
 from benchgen.pipeline import run_recipe
 from benchgen.recipe import Recipe, load_recipe
 
-COLUMNS = {"id", "query", "domain", "task_type", "subject", "style", "tone", "policy", "confusion",
-           "essential", "non_essential", "judge", "provenance"}
+COLUMNS = {
+    "id",
+    "query",
+    "domain",
+    "task_type",
+    "subject",
+    "style",
+    "tone",
+    "policy",
+    "confusion",
+    "essential",
+    "non_essential",
+    "judge",
+    "provenance",
+}
 
 
 def _recipe(tmp_dir, **kw) -> Recipe:
     changelog = tmp_dir / "CHANGELOG.md"
     changelog.write_text("# Changelog\n\n## 0.0.1\n\n- test release\n")
     base = load_recipe("default").model_dump()
-    base.update({"name": "e2e-test", "version": "0.0.1", "n": 160, "seed": 3,
-                 "release": {"changelog": str(changelog)}}, **kw)
+    base.update(
+        {
+            "name": "e2e-test",
+            "version": "0.0.1",
+            "n": 160,
+            "seed": 3,
+            "release": {"changelog": str(changelog)},
+        },
+        **kw,
+    )
     return Recipe(**base)
 
 
@@ -35,9 +56,11 @@ def test_release_loads_with_datasets(built):
     assert res.release_dir is not None and res.release_dir.is_dir()
     ds = load_dataset(str(res.release_dir), "general")
     assert set(ds) == {"train", "validation", "test"}
-    assert COLUMNS <= set(ds["train"].column_names)
+    assert set(ds["train"].column_names) >= COLUMNS
     row = ds["train"][0]
-    assert row["essential"] == [] or {"attribute", "family", "subject", "value", "span"} <= set(row["essential"][0])
+    assert row["essential"] == [] or {"attribute", "family", "subject", "value", "span"} <= set(
+        row["essential"][0]
+    )
     for item in row["non_essential"]:
         assert item["span"] in row["query"] or item["attribute"] == "model_leaked"
     assert row["judge"]["verdict"] == "pass"

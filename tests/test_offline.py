@@ -68,8 +68,16 @@ def test_judge_outcomes_mixed(tax, judge_cfg):
 
 def test_failed_generation_is_hard_fail_with_reason(tax, judge_cfg):
     sk = sample(tax, 1, seed=1)[0]
-    bad = Draft(skeleton=sk, query="", essential=sk.essential, non_essential=sk.non_essential,
-                generator="offline", template="x", template_hash="0", status="failed",
-                failure_reason="span_not_found:age")
+    bad = Draft(
+        skeleton=sk,
+        query="",
+        essential=sk.essential,
+        non_essential=sk.non_essential,
+        generator="offline",
+        template="x",
+        template_hash="0",
+        status="failed",
+        failure_reason="span_not_found:age",
+    )
     (v,) = judge_offline([bad], tax, judge_cfg)
     assert v.verdict == "hard_fail" and v.reason == "generation_failed:span_not_found"

@@ -28,12 +28,18 @@ def srv(server, monkeypatch, tmp_path):
 
 
 def _run(args):
-    return CliRunner().invoke(main, ["run", "default", "--n", "8", "--seed", "4", "--no-release", "--quiet", *args])
+    return CliRunner().invoke(
+        main, ["run", "default", "--n", "8", "--seed", "4", "--no-release", "--quiet", *args]
+    )
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_run_with_llm_generator(srv, tmp_path, kind):
-    spec = f"openai:qwen2.5-7b-instruct@{srv.openai_url}" if kind == "openai" else f"anthropic:claude-test@{srv.url}"
+    spec = (
+        f"openai:qwen2.5-7b-instruct@{srv.openai_url}"
+        if kind == "openai"
+        else f"anthropic:claude-test@{srv.url}"
+    )
     path = "/v1/chat/completions" if kind == "openai" else "/v1/messages"
     res = _run(["--generator", spec, "--judge", "offline", "--run-dir", str(tmp_path / "run")])
     assert res.exit_code == 0, res.output
@@ -68,8 +74,14 @@ def test_missing_key_fails_before_any_work(srv, tmp_path, monkeypatch):
 
 
 def test_same_family_refused_unless_allowed(srv, tmp_path):
-    args = ["--generator", f"openai:gpt-4o@{srv.openai_url}", "--judge", f"openai:gpt-4o-mini@{srv.openai_url}",
-            "--run-dir", str(tmp_path / "r")]
+    args = [
+        "--generator",
+        f"openai:gpt-4o@{srv.openai_url}",
+        "--judge",
+        f"openai:gpt-4o-mini@{srv.openai_url}",
+        "--run-dir",
+        str(tmp_path / "r"),
+    ]
     res = _run(args)
     assert res.exit_code == 2 and "family" in res.output
     assert srv.total == 0

@@ -20,12 +20,22 @@ def test_counts(tax):
 
 def test_named_policies(tax):
     pol = {t.name: t.policy for t in tax.tasks}
-    for name in ("Code Generation", "Translation", "Summarisation", "Multiple-Choice QA", "Information Retrieval"):
+    for name in (
+        "Code Generation",
+        "Translation",
+        "Summarisation",
+        "Multiple-Choice QA",
+        "Information Retrieval",
+    ):
         assert pol[name] == "none", name
     for name in ("Personal Advice", "Problem Solving"):
         assert pol[name] == "domain", name
-    for name in ("Communication Generation", "Story & Script Generation", "Song & Poem Generation",
-                 "Character Description Generation"):
+    for name in (
+        "Communication Generation",
+        "Story & Script Generation",
+        "Song & Poem Generation",
+        "Character Description Generation",
+    ):
         assert pol[name] == "addressed-person", name
         assert tax.policy["addressed-person"].forced == ["name"]
         assert tax.policy["addressed-person"].max_drawn == 1
