@@ -172,3 +172,12 @@ def test_sharding_past_max_size(tmp_path: Path) -> None:
     assert len(shards) > 1 and shards[0].endswith(f"-of-{len(shards):05d}.parquet")
     ds = datasets.load_dataset(str(res.path), "general", split="train")
     assert len(ds) == res.counts["general"]["train"]
+
+
+def test_quiet_silences_status_lines(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    rows = {"general": make_rows(12, 0)["general"]}
+    build_release(rows, make_recipe(tmp_path, release={"figures": False}), {}, out_root=tmp_path / "q", quiet=True)
+    assert capfd.readouterr().err == ""
+    build_release(rows, make_recipe(tmp_path, release={"figures": False}), {}, out_root=tmp_path / "v", quiet=False)
+    err = capfd.readouterr().err
+    assert "near-duplicate check: 12 rows checked" in err and "release written to" in err
