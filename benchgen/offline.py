@@ -40,7 +40,7 @@ def subject_forms(subject: str, relation: str) -> dict[str, str]:
 
 
 def _clause(tax: Taxonomy, d: Detail, style: str, rng: random.Random) -> str:
-    phr = tax.attribute[d.attribute].phrasings
+    phr: dict[str, list[str]] = {str(k): v for k, v in tax.attribute[d.attribute].phrasings.items()}
     key = style if style in phr else rng.choice(["direct", "narrative"])
     src = rng.choice(phr[key])
     return render_string(src, value=d.value, **subject_forms(d.subject, d.relation))

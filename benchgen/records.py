@@ -68,7 +68,7 @@ class Skeleton:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Skeleton:
-        kw = {f.name: d.get(f.name) for f in dataclasses.fields(cls)}
+        kw: dict[str, Any] = {f.name: d.get(f.name) for f in dataclasses.fields(cls)}
         kw["essential"] = _details(d.get("essential"))
         kw["non_essential"] = _details(d.get("non_essential"))
         return cls(**kw)

@@ -89,8 +89,13 @@ class Sampler:
 
     # -- internals ------------------------------------------------------------------------
     def _detail(
-        self, attr: str, subject: str, relation: str, rng: random.Random, exclude: set[str] = frozenset()
-    ) -> Detail:  # type: ignore[assignment]
+        self,
+        attr: str,
+        subject: str,
+        relation: str,
+        rng: random.Random,
+        exclude: frozenset[str] | set[str] = frozenset(),
+    ) -> Detail:
         a = self.tax.attribute[attr]
         choices = [v for v in a.values if v not in exclude] or list(a.values)
         return Detail(
