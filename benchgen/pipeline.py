@@ -251,7 +251,7 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     for d in drafts:
         v = verdicts_by_id.get(d.id)
         cfg_name = config_of.get(v.verdict) if v else None
-        if cfg_name in rows:
+        if v is not None and cfg_name in rows:
             rows[cfg_name].append(sample_row(d, v, seed=recipe.seed, benchgen_version=__version__))
     run_meta = {
         "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
