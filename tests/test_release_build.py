@@ -30,8 +30,15 @@ def test_layout_and_counts(built) -> None:
     for cfg in ("general", "hard_mining"):
         for s in SPLITS:
             assert (root / "data" / cfg / f"{s}-00000-of-00001.parquet").is_file()
-    assert {"README.md", "MANIFEST.json", "DATASHEET.md", "croissant.json", "figures/coverage.png",
-            "figures/attributes.png", "figures/acceptance.png"} <= set(res.files)
+    assert {
+        "README.md",
+        "MANIFEST.json",
+        "DATASHEET.md",
+        "croissant.json",
+        "figures/coverage.png",
+        "figures/attributes.png",
+        "figures/acceptance.png",
+    } <= set(res.files)
     assert res.total == 60 - res.near_duplicates_removed
     assert sum(res.counts["general"].values()) + res.near_duplicates_removed >= 50
     # all three splits populated for the 50-row config, roughly at 0.8 / 0.1 / 0.1
@@ -51,8 +58,14 @@ def test_load_dataset_every_config_and_split(built) -> None:
             assert len(ds) == res.counts[cfg][s]
     ds = datasets.load_dataset(str(res.path), "general", split="train")
     row = ds[0]
-    assert row["essential"] and set(row["essential"][0]) == {"attribute", "family", "subject", "relation",
-                                                             "value", "span"}
+    assert row["essential"] and set(row["essential"][0]) == {
+        "attribute",
+        "family",
+        "subject",
+        "relation",
+        "value",
+        "span",
+    }
     assert row["provenance"]["generator"] == "offline"
     assert all(d["span"] in r["query"] for r in ds for d in r["essential"])
 
@@ -91,8 +104,13 @@ def test_verify_passes_then_names_tampered_missing_and_extra_files(built, tmp_pa
 def test_rebuild_is_byte_identical_noop(built) -> None:
     tmp, recipe, res = built
     before = {p: p.stat().st_mtime_ns for p in res.path.rglob("*")}
-    again = build_release(make_rows(), recipe, make_meta() | {"started_at": "2030-01-01T00:00:00Z"},
-                          out_root=tmp / "out", quiet=True)
+    again = build_release(
+        make_rows(),
+        recipe,
+        make_meta() | {"started_at": "2030-01-01T00:00:00Z"},
+        out_root=tmp / "out",
+        quiet=True,
+    )
     assert again.unchanged and again.counts == res.counts
     assert {p: p.stat().st_mtime_ns for p in res.path.rglob("*")} == before
     assert not [p for p in res.path.parent.iterdir() if p.name.startswith(".")]  # temp dirs cleaned
@@ -150,8 +168,9 @@ def test_empty_config_and_missing_meta_keys(tmp_path: Path) -> None:
             assert len(ds) == res.counts["general"][s] and ds.features == hf_features()
     verify_release(res.path)
     # a config missing from rows altogether is treated the same way
-    res2 = build_release({"general": rows["general"]}, make_recipe(tmp_path), {}, out_root=tmp_path / "o2",
-                         quiet=True)
+    res2 = build_release(
+        {"general": rows["general"]}, make_recipe(tmp_path), {}, out_root=tmp_path / "o2", quiet=True
+    )
     assert res2.counts["hard_mining"]["train"] == 0
     with pytest.raises(ReleaseError, match="nothing to release"):
         build_release({}, make_recipe(tmp_path), {}, out_root=tmp_path / "o3", quiet=True)
@@ -176,8 +195,12 @@ def test_sharding_past_max_size(tmp_path: Path) -> None:
 
 def test_quiet_silences_status_lines(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     rows = {"general": make_rows(12, 0)["general"]}
-    build_release(rows, make_recipe(tmp_path, release={"figures": False}), {}, out_root=tmp_path / "q", quiet=True)
+    build_release(
+        rows, make_recipe(tmp_path, release={"figures": False}), {}, out_root=tmp_path / "q", quiet=True
+    )
     assert capfd.readouterr().err == ""
-    build_release(rows, make_recipe(tmp_path, release={"figures": False}), {}, out_root=tmp_path / "v", quiet=False)
+    build_release(
+        rows, make_recipe(tmp_path, release={"figures": False}), {}, out_root=tmp_path / "v", quiet=False
+    )
     err = capfd.readouterr().err
     assert "near-duplicate check: 12 rows checked" in err and "release written to" in err

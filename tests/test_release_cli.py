@@ -34,8 +34,10 @@ def pipeline_run(tmp_path_factory: pytest.TempPathFactory):
 def test_release_command_reproduces_the_pipeline_release(pipeline_run) -> None:
     tmp, res = pipeline_run
     before = (res.release_dir / "MANIFEST.json").read_bytes()
-    out = CliRunner().invoke(release, [str(tmp / "small.yaml"), "--run-dir", str(tmp / "run"),
-                                       "--out", str(tmp / "out"), "--quiet"])
+    out = CliRunner().invoke(
+        release,
+        [str(tmp / "small.yaml"), "--run-dir", str(tmp / "run"), "--out", str(tmp / "out"), "--quiet"],
+    )
     assert out.exit_code == 0, out.output
     assert "unchanged (identical release already present)" in out.output
     assert (res.release_dir / "MANIFEST.json").read_bytes() == before
@@ -46,8 +48,9 @@ def test_release_command_reproduces_the_pipeline_release(pipeline_run) -> None:
 
 def test_release_command_fresh_output_and_verify(pipeline_run, tmp_path: Path) -> None:
     tmp, res = pipeline_run
-    out = CliRunner().invoke(release, [str(tmp / "small.yaml"), "--run-dir", str(tmp / "run"),
-                                       "--out", str(tmp_path), "--quiet"])
+    out = CliRunner().invoke(
+        release, [str(tmp / "small.yaml"), "--run-dir", str(tmp / "run"), "--out", str(tmp_path), "--quiet"]
+    )
     assert out.exit_code == 0, out.output
     built = tmp_path / "benchgen-general" / "0.1.0"
     for f in built.rglob("*"):
@@ -63,8 +66,9 @@ def test_release_command_fresh_output_and_verify(pipeline_run, tmp_path: Path) -
 
 
 def test_release_command_errors_are_clear(tmp_path: Path) -> None:
-    out = CliRunner().invoke(release, [str(REPO / "releases/default.yaml"), "--run-dir", str(tmp_path / "nope"),
-                                       "--quiet"])
+    out = CliRunner().invoke(
+        release, [str(REPO / "releases/default.yaml"), "--run-dir", str(tmp_path / "nope"), "--quiet"]
+    )
     assert out.exit_code == 4 and "incomplete" in out.output and "benchgen run" in out.output
     missing = CliRunner().invoke(verify, [str(tmp_path)])
     assert missing.exit_code == 4 and "MANIFEST.json: missing" in missing.output
@@ -87,11 +91,26 @@ def test_bad_card_and_release_sections_are_config_errors(tmp_path: Path) -> None
     from benchgen.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"release\.near_dup\.threshold"):
-        build_release(make_rows(), make_recipe(tmp_path, release={"near_dup": {"threshold": 2}}), make_meta(),
-                      out_root=tmp_path, quiet=True)
+        build_release(
+            make_rows(),
+            make_recipe(tmp_path, release={"near_dup": {"threshold": 2}}),
+            make_meta(),
+            out_root=tmp_path,
+            quiet=True,
+        )
     with pytest.raises(ConfigError, match=r"card\.datasheet"):
-        build_release(make_rows(), make_recipe(tmp_path, card={"datasheet": {"nonsense": "x"}}), make_meta(),
-                      out_root=tmp_path, quiet=True)
+        build_release(
+            make_rows(),
+            make_recipe(tmp_path, card={"datasheet": {"nonsense": "x"}}),
+            make_meta(),
+            out_root=tmp_path,
+            quiet=True,
+        )
     with pytest.raises(ConfigError, match=r"card\.shoe_size"):
-        build_release(make_rows(), make_recipe(tmp_path, card={"shoe_size": 3}), make_meta(), out_root=tmp_path,
-                      quiet=True)
+        build_release(
+            make_rows(),
+            make_recipe(tmp_path, card={"shoe_size": 3}),
+            make_meta(),
+            out_root=tmp_path,
+            quiet=True,
+        )

@@ -18,10 +18,16 @@ from benchgen.release.manifest import sha256_file
 def rel(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("docs")
     meta = make_meta()
-    meta["audit"] = {"acceptance_by": {"domain": {"health": {"n": 10, "accepted": 7, "rate": 0.7},
-                                                  "finance": {"n": 8, "accepted": 8, "rate": 1.0}},
-                                       "task_type": {"advice": {"n": 18, "accepted": 15, "rate": 15 / 18}}},
-                     "balance": {"domain": {"max_min_ratio": 1.25, "min": 8, "max": 10}}}
+    meta["audit"] = {
+        "acceptance_by": {
+            "domain": {
+                "health": {"n": 10, "accepted": 7, "rate": 0.7},
+                "finance": {"n": 8, "accepted": 8, "rate": 1.0},
+            },
+            "task_type": {"advice": {"n": 18, "accepted": 15, "rate": 15 / 18}},
+        },
+        "balance": {"domain": {"max_min_ratio": 1.25, "min": 8, "max": 10}},
+    }
     return build_release(make_rows(), make_recipe(tmp), meta, out_root=tmp / "out", quiet=True)
 
 
@@ -38,10 +44,24 @@ def test_card_validates_and_declares_configs(rel) -> None:
     assert cfgs["general"]["data_files"][0] == {"split": "train", "path": "data/general/train-*"}
     info = {i["config_name"]: i for i in data["dataset_info"]}
     assert {s["name"]: s["num_examples"] for s in info["general"]["splits"]} == rel.counts["general"]
-    for needle in ('load_dataset("acme/bg-test", "general", revision="v0.1.0")', "## Schema", "e_recall_min", "a" * 64, "## Limitations", "@article{nissenbaum2004privacy",
-                   "CAPID", "PAPILLON", "PEEP", "DelegateCI-Bench", "[TO VERIFY]", "figures/coverage.png",
-                   "figures/attributes.png", "figures/acceptance.png", "## Changes in this version",
-                   "test release 0.1.0"):
+    for needle in (
+        'load_dataset("acme/bg-test", "general", revision="v0.1.0")',
+        "## Schema",
+        "e_recall_min",
+        "a" * 64,
+        "## Limitations",
+        "@article{nissenbaum2004privacy",
+        "CAPID",
+        "PAPILLON",
+        "PEEP",
+        "DelegateCI-Bench",
+        "[TO VERIFY]",
+        "figures/coverage.png",
+        "figures/attributes.png",
+        "figures/acceptance.png",
+        "## Changes in this version",
+        "test release 0.1.0",
+    ):
         assert needle in text, needle
 
 
@@ -65,8 +85,13 @@ def test_croissant_validates_and_reads_records_for_every_config(rel) -> None:
     assert doc["conformsTo"] == "http://mlcommons.org/croissant/1.0"
     assert doc["rai:hasSyntheticData"] is True
     assert any(t == "generator: offline" for t in doc["rai:machineAnnotationTools"])
-    for key in ("rai:personalSensitiveInformation", "rai:dataCollection", "rai:dataBiases", "rai:dataLimitations",
-                "rai:dataUseCases"):
+    for key in (
+        "rai:personalSensitiveInformation",
+        "rai:dataCollection",
+        "rai:dataBiases",
+        "rai:dataLimitations",
+        "rai:dataUseCases",
+    ):
         assert doc[key], key
     ds = mlc.Dataset(jsonld=str(path))
     assert not ds.metadata.ctx.issues.errors
@@ -83,8 +108,18 @@ def test_croissant_validates_and_reads_records_for_every_config(rel) -> None:
 
 def test_datasheet_sections_metadata_and_human_questions(rel) -> None:
     text = (rel.path / "DATASHEET.md").read_text(encoding="utf-8")
-    for i, sec in enumerate(["Motivation", "Composition", "Collection process", "Preprocessing / cleaning / labelling",
-                             "Uses", "Distribution", "Maintenance"], 1):
+    for i, sec in enumerate(
+        [
+            "Motivation",
+            "Composition",
+            "Collection process",
+            "Preprocessing / cleaning / labelling",
+            "Uses",
+            "Distribution",
+            "Maintenance",
+        ],
+        1,
+    ):
         assert f"## {i}. {sec}" in text
     assert "`offline`" in text and "b" * 64 in text  # models and prompt hashes
     assert "n_recall_below_threshold" in text and "| health | 10 | 7 | 0.700 |" in text  # acceptance + audit
@@ -95,8 +130,16 @@ def test_datasheet_sections_metadata_and_human_questions(rel) -> None:
 
 
 def test_card_answers_replace_human_markers(tmp_path: Path) -> None:
-    recipe = make_recipe(tmp_path, card={"pretty_name": "x", "authors": ["Ada Lovelace"], "funding": "Nobody",
-                                         "contact": "ada@example.org", "homepage": "https://example.org"})
+    recipe = make_recipe(
+        tmp_path,
+        card={
+            "pretty_name": "x",
+            "authors": ["Ada Lovelace"],
+            "funding": "Nobody",
+            "contact": "ada@example.org",
+            "homepage": "https://example.org",
+        },
+    )
     res = build_release(make_rows(12, 0), recipe, make_meta(), out_root=tmp_path / "out", quiet=True)
     assert not any("funded" in q or "created the dataset" in q for q in res.human_questions)
     text = (res.path / "DATASHEET.md").read_text(encoding="utf-8")
@@ -112,8 +155,9 @@ def test_figures_are_png_and_deterministic(rel, tmp_path: Path) -> None:
         assert img.format == "PNG" and img.size[0] > 200
         assert "Software" not in img.info
     meta = make_meta()
-    meta["audit"] = json.loads(json.dumps({"acceptance_by": {"domain": {"health": {"n": 10, "accepted": 7,
-                                                                                  "rate": 0.7}}}}))
+    meta["audit"] = json.loads(
+        json.dumps({"acceptance_by": {"domain": {"health": {"n": 10, "accepted": 7, "rate": 0.7}}}})
+    )
     a = build_release(make_rows(), make_recipe(tmp_path), meta, out_root=tmp_path / "a", quiet=True)
     b = build_release(make_rows(), make_recipe(tmp_path), meta, out_root=tmp_path / "b", quiet=True)
     for name in ("coverage", "attributes", "acceptance"):

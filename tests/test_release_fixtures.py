@@ -16,42 +16,123 @@ from benchgen.records import Detail, Draft, Skeleton, Verdict, sample_row
 
 DOMAINS = ["health", "finance", "legal", "travel", "employment"]
 TASKS = ["advice", "drafting", "planning"]
-E_ATTRS = [("age", "demographic", "34"), ("city", "location", "Lyon"), ("deadline", "temporal", "next Friday"),
-           ("budget", "financial", "1200 euros"), ("condition", "health", "type 2 diabetes")]
-N_ATTRS = [("religion", "belief", "Catholic"), ("salary", "financial", "58k a year"),
-           ("diagnosis", "health", "anxiety disorder"), ("address", "location", "12 Rue Lafayette"),
-           ("ethnicity", "demographic", "Vietnamese"), ("orientation", "sexuality", "bisexual")]
-WORDS = ["apple", "river", "stone", "violet", "copper", "meadow", "lantern", "harbor", "quill", "saddle", "thunder", "orchard", "velvet", "ember", "falcon", "glacier", "pepper", "tundra", "willow", "zephyr", "basalt", "cobalt", "dune", "fjord", "grove", "heron", "iris", "jasper"]
+E_ATTRS = [
+    ("age", "demographic", "34"),
+    ("city", "location", "Lyon"),
+    ("deadline", "temporal", "next Friday"),
+    ("budget", "financial", "1200 euros"),
+    ("condition", "health", "type 2 diabetes"),
+]
+N_ATTRS = [
+    ("religion", "belief", "Catholic"),
+    ("salary", "financial", "58k a year"),
+    ("diagnosis", "health", "anxiety disorder"),
+    ("address", "location", "12 Rue Lafayette"),
+    ("ethnicity", "demographic", "Vietnamese"),
+    ("orientation", "sexuality", "bisexual"),
+]
+WORDS = [
+    "apple",
+    "river",
+    "stone",
+    "violet",
+    "copper",
+    "meadow",
+    "lantern",
+    "harbor",
+    "quill",
+    "saddle",
+    "thunder",
+    "orchard",
+    "velvet",
+    "ember",
+    "falcon",
+    "glacier",
+    "pepper",
+    "tundra",
+    "willow",
+    "zephyr",
+    "basalt",
+    "cobalt",
+    "dune",
+    "fjord",
+    "grove",
+    "heron",
+    "iris",
+    "jasper",
+]
 
 
 def _details(pool: list[tuple[str, str, str]], rng: random.Random, k: int) -> tuple[Detail, ...]:
-    return tuple(Detail(attribute=a, family=f, subject="self", relation="I", value=v, span=v)
-                 for a, f, v in rng.sample(pool, k))
+    return tuple(
+        Detail(attribute=a, family=f, subject="self", relation="I", value=v, span=v)
+        for a, f, v in rng.sample(pool, k)
+    )
 
 
-def make_row(i: int, *, verdict: str = "pass", group: str | None = None, query: str | None = None,
-             residual: tuple[str, ...] = (), domain: str | None = None) -> dict[str, Any]:
+def make_row(
+    i: int,
+    *,
+    verdict: str = "pass",
+    group: str | None = None,
+    query: str | None = None,
+    residual: tuple[str, ...] = (),
+    domain: str | None = None,
+) -> dict[str, Any]:
     rng = random.Random(f"row:{i}")
     dom = domain or DOMAINS[i % len(DOMAINS)]
     task = TASKS[(i // len(DOMAINS)) % len(TASKS)]
     ess = _details(E_ATTRS, rng, 2)
     non = _details(N_ATTRS, rng, 2)
     filler = " ".join(rng.sample(WORDS, 8))
-    q = query or (f"[{i}] {filler}. I am {ess[0].value} and need help with {ess[1].value} for {dom} {task}; "
-                  f"by the way I am {non[0].value} and my {non[1].attribute} is {non[1].value}.")
-    sk = Skeleton(id=f"sk-{i:04d}", seed=13, index=i, group=group or f"g-{i:04d}", domain=dom, task_type=task,
-                  subject="self", relation="I", style=rng.choice(["casual", "formal"]),
-                  tone=rng.choice(["neutral", "anxious"]), policy="default",
-                  confusion=None if i % 7 else "swap_attribute", essential=ess, non_essential=non)
-    draft = Draft(skeleton=sk, query=q, essential=ess, non_essential=non, generator="offline",
-                  template="offline/default.j2", template_hash=hashlib.sha256(b"t").hexdigest())
-    v = Verdict(id=sk.id, judge="offline", judge_essential=tuple(d.value for d in ess),
-                judge_non_essential=tuple(d.value for d in non), e_recall=1.0,
-                n_recall=1.0 if verdict == "pass" else 0.5, score=0.97 if verdict == "pass" else 0.6,
-                verdict=verdict, reason=None if verdict == "pass" else "n_recall_below_threshold",
-                residual=residual)
-    return sample_row(draft, v, seed=13, benchgen_version="0.1.0",
-                      target_rewrite=f"Help with {ess[1].value} for {dom} {task}, I am {ess[0].value}.")
+    q = query or (
+        f"[{i}] {filler}. I am {ess[0].value} and need help with {ess[1].value} for {dom} {task}; "
+        f"by the way I am {non[0].value} and my {non[1].attribute} is {non[1].value}."
+    )
+    sk = Skeleton(
+        id=f"sk-{i:04d}",
+        seed=13,
+        index=i,
+        group=group or f"g-{i:04d}",
+        domain=dom,
+        task_type=task,
+        subject="self",
+        relation="I",
+        style=rng.choice(["casual", "formal"]),
+        tone=rng.choice(["neutral", "anxious"]),
+        policy="default",
+        confusion=None if i % 7 else "swap_attribute",
+        essential=ess,
+        non_essential=non,
+    )
+    draft = Draft(
+        skeleton=sk,
+        query=q,
+        essential=ess,
+        non_essential=non,
+        generator="offline",
+        template="offline/default.j2",
+        template_hash=hashlib.sha256(b"t").hexdigest(),
+    )
+    v = Verdict(
+        id=sk.id,
+        judge="offline",
+        judge_essential=tuple(d.value for d in ess),
+        judge_non_essential=tuple(d.value for d in non),
+        e_recall=1.0,
+        n_recall=1.0 if verdict == "pass" else 0.5,
+        score=0.97 if verdict == "pass" else 0.6,
+        verdict=verdict,
+        reason=None if verdict == "pass" else "n_recall_below_threshold",
+        residual=residual,
+    )
+    return sample_row(
+        draft,
+        v,
+        seed=13,
+        benchgen_version="0.1.0",
+        target_rewrite=f"Help with {ess[1].value} for {dom} {task}, I am {ess[0].value}.",
+    )
 
 
 def make_rows(n_general: int = 50, n_hard: int = 10) -> dict[str, list[dict[str, Any]]]:
@@ -72,7 +153,10 @@ def make_recipe(tmp: Path, version: str = "0.1.0", *, changelog: bool = True, **
             encoding="utf-8",
         )
     data: dict[str, Any] = {
-        "name": "bg-test", "version": version, "n": 60, "description": "Test release.",
+        "name": "bg-test",
+        "version": version,
+        "n": 60,
+        "description": "Test release.",
         "card": {"pretty_name": "benchgen test", "repo_id": "acme/bg-test"},
         "release": {"near_dup": {"threshold": 0.7}},
     }
@@ -82,14 +166,25 @@ def make_recipe(tmp: Path, version: str = "0.1.0", *, changelog: bool = True, **
 
 def make_meta() -> dict[str, Any]:
     return {
-        "generator": "offline", "judge": "offline", "reformulator": "offline",
+        "generator": "offline",
+        "judge": "offline",
+        "reformulator": "offline",
         "judge_config": {"e_recall_min": 0.9, "n_recall_min": 0.9, "soft_fail_min": 0.5},
         "prompt_hashes": {"generator": "a" * 64, "judge": "b" * 64},
-        "taxonomy_hash": "c" * 64, "seed": 13, "n_sampled": 80,
+        "taxonomy_hash": "c" * 64,
+        "seed": 13,
+        "n_sampled": 80,
         "counts": {"pass": 50, "soft_fail": 10, "hard_fail": 15, "unparsed": 5},
-        "reject_reasons": {"e_recall_below_threshold": 12, "unparsed_json": 5, "n_recall_below_threshold": 13},
-        "audit": {}, "usage": {"input_tokens": 0, "output_tokens": 0}, "cost": {"usd": 0.0},
-        "started_at": "2025-01-01T00:00:00Z", "finished_at": "2025-01-01T00:05:00Z",
+        "reject_reasons": {
+            "e_recall_below_threshold": 12,
+            "unparsed_json": 5,
+            "n_recall_below_threshold": 13,
+        },
+        "audit": {},
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "cost": {"usd": 0.0},
+        "started_at": "2025-01-01T00:00:00Z",
+        "finished_at": "2025-01-01T00:05:00Z",
         "benchgen_version": "0.1.0",
     }
 

@@ -50,8 +50,15 @@ class ScriptedHub:
                 n = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(n) if n else b""
                 path = self.path.split("?")[0]
-                hub.calls.append({"method": self.command, "path": path, "auth": self.headers.get("Authorization"),
-                                  "content_type": self.headers.get("Content-Type"), "body": raw})
+                hub.calls.append(
+                    {
+                        "method": self.command,
+                        "path": path,
+                        "auth": self.headers.get("Authorization"),
+                        "content_type": self.headers.get("Content-Type"),
+                        "body": raw,
+                    }
+                )
                 base = f"http://{self.headers['Host']}"
                 if path == "/api/repos/create":
                     req = json.loads(raw)
@@ -59,15 +66,29 @@ class ScriptedHub:
                 if path == "/api/validate-yaml":
                     return self._reply(200, {})
                 if path.endswith("/refs"):
-                    return self._reply(200, {
-                        "branches": [{"name": "main", "ref": "refs/heads/main", "targetCommit": "0" * 40}],
-                        "converts": [],
-                        "tags": [{"name": t, "ref": f"refs/tags/{t}", "targetCommit": COMMIT} for t in hub.tags],
-                    })
+                    return self._reply(
+                        200,
+                        {
+                            "branches": [
+                                {"name": "main", "ref": "refs/heads/main", "targetCommit": "0" * 40}
+                            ],
+                            "converts": [],
+                            "tags": [
+                                {"name": t, "ref": f"refs/tags/{t}", "targetCommit": COMMIT} for t in hub.tags
+                            ],
+                        },
+                    )
                 if "/preupload/" in path:
                     files = json.loads(raw)["files"]
-                    return self._reply(200, {"files": [{"path": f["path"], "uploadMode": "regular",
-                                                        "shouldIgnore": False} for f in files]})
+                    return self._reply(
+                        200,
+                        {
+                            "files": [
+                                {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                                for f in files
+                            ]
+                        },
+                    )
                 if "/commit/" in path:
                     for line in raw.splitlines():
                         item = json.loads(line)
@@ -78,8 +99,14 @@ class ScriptedHub:
                             assert v["encoding"] == "base64"
                             hub.committed[v["path"]] = base64.b64decode(v["content"])
                     repo = path.split("/api/datasets/")[1].split("/commit/")[0]
-                    return self._reply(200, {"commitUrl": f"{base}/datasets/{repo}/commit/{COMMIT}",
-                                             "commitOid": COMMIT, "pullRequestUrl": None})
+                    return self._reply(
+                        200,
+                        {
+                            "commitUrl": f"{base}/datasets/{repo}/commit/{COMMIT}",
+                            "commitOid": COMMIT,
+                            "pullRequestUrl": None,
+                        },
+                    )
                 if "/tag/" in path:
                     hub.tags.append(json.loads(raw)["tag"])
                     return self._reply(200, {})
@@ -110,16 +137,23 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedHub]:
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("hub")
-    res = build_release(make_rows(20, 4), make_recipe(tmp, release={"figures": False}), make_meta(),
-                        out_root=tmp / "out", quiet=True)
+    res = build_release(
+        make_rows(20, 4),
+        make_recipe(tmp, release={"figures": False}),
+        make_meta(),
+        out_root=tmp / "out",
+        quiet=True,
+    )
     return res.path
 
 
-def test_push_one_commit_then_tag_through_real_client(hub: ScriptedHub, release_dir: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_push_one_commit_then_tag_through_real_client(
+    hub: ScriptedHub, release_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
-    out = CliRunner().invoke(push, [str(release_dir), "--repo", "acme/bg-test", "--private",
-                                    "--endpoint", hub.url])
+    out = CliRunner().invoke(
+        push, [str(release_dir), "--repo", "acme/bg-test", "--private", "--endpoint", hub.url]
+    )
     assert out.exit_code == 0, out.output
     p = hub.paths()
     assert p[0] == "POST /api/repos/create"
@@ -129,39 +163,49 @@ def test_push_one_commit_then_tag_through_real_client(hub: ScriptedHub, release_
     commits = [x for x in p if x.startswith("POST /api/datasets/acme/bg-test/commit/")]
     assert len(commits) == 1
     assert p[-1] == f"POST /api/datasets/acme/bg-test/tag/{COMMIT}"
-    assert json.loads(hub.calls[0]["body"]) == {"name": "bg-test", "organization": "acme",
-                                                "visibility": "private", "type": "dataset"}
+    assert json.loads(hub.calls[0]["body"]) == {
+        "name": "bg-test",
+        "organization": "acme",
+        "visibility": "private",
+        "type": "dataset",
+    }
     assert all(c["auth"] == "Bearer hf_test_token" for c in hub.calls)
     assert next(c for c in hub.calls if "/commit/" in c["path"])["content_type"] == "application/x-ndjson"
     # every release file, byte for byte, in that one commit
-    local = {p.relative_to(release_dir).as_posix(): p.read_bytes() for p in release_dir.rglob("*") if p.is_file()}
+    local = {
+        p.relative_to(release_dir).as_posix(): p.read_bytes() for p in release_dir.rglob("*") if p.is_file()
+    }
     assert hub.committed == local
     assert hub.commit_header["summary"] == "Release bg-test 0.1.0"
     assert hub.tags == ["v0.1.0"]
     assert 'load_dataset("acme/bg-test", "general", revision="v0.1.0")' in out.output
 
 
-def test_existing_tag_refused_before_commit(hub: ScriptedHub, release_dir: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_existing_tag_refused_before_commit(
+    hub: ScriptedHub, release_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     hub.tags.append("v0.1.0")
     with pytest.raises(ReleaseError, match="tag v0.1.0 already exists"):
         push_release(release_dir, "acme/bg-test", endpoint=hub.url, token="hf_x")
     assert not any("/commit/" in c["path"] for c in hub.calls)
 
 
-def test_missing_token_fails_before_any_request(hub: ScriptedHub, release_dir: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_token_fails_before_any_request(
+    hub: ScriptedHub, release_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
     out = CliRunner().invoke(push, [str(release_dir), "--repo", "acme/bg-test", "--endpoint", hub.url])
     assert out.exit_code != 0 and "HF_TOKEN is not set" in out.output
     assert hub.calls == []
 
 
-def test_dry_run_prints_operations_without_network(hub: ScriptedHub, release_dir: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_prints_operations_without_network(
+    hub: ScriptedHub, release_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    out = CliRunner().invoke(push, [str(release_dir), "--repo", "acme/bg-test", "--dry-run",
-                                    "--endpoint", hub.url])
+    out = CliRunner().invoke(
+        push, [str(release_dir), "--repo", "acme/bg-test", "--dry-run", "--endpoint", hub.url]
+    )
     assert out.exit_code == 0, out.output
     assert "create_repo acme/bg-test (dataset, public" in out.output
     assert "add data/general/train-00000-of-00001.parquet" in out.output

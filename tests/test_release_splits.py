@@ -15,8 +15,16 @@ RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
 
 
 def _rows(n: int, domains: int = 4, tasks: int = 3) -> list[dict]:
-    return [{"id": f"r{i}", "group": f"g{i // 2}", "domain": f"d{i % domains}", "task_type": f"t{(i // 7) % tasks}",
-             "query": f"q {i}"} for i in range(n)]
+    return [
+        {
+            "id": f"r{i}",
+            "group": f"g{i // 2}",
+            "domain": f"d{i % domains}",
+            "task_type": f"t{(i // 7) % tasks}",
+            "query": f"q {i}",
+        }
+        for i in range(n)
+    ]
 
 
 def test_ratios_respected_and_groups_kept_together() -> None:
@@ -51,7 +59,9 @@ def test_deterministic_and_order_independent() -> None:
 def test_group_shared_across_configs_lands_in_one_split() -> None:
     general = _rows(40)
     hard = [dict(r, id=f"h{i}") for i, r in enumerate(general[:10])]  # twins soft-failed: same groups
-    a = assign_splits({"general": general, "hard_mining": hard}, RATIOS, config_order=["general", "hard_mining"])
+    a = assign_splits(
+        {"general": general, "hard_mining": hard}, RATIOS, config_order=["general", "hard_mining"]
+    )
     parts = split_rows({"general": general, "hard_mining": hard}, a)
     for sp, rows in parts["hard_mining"].items():
         assert all(a[r["group"]] == sp for r in rows)
@@ -69,7 +79,10 @@ def test_near_duplicates_across_splits_removed_from_less_protected_side() -> Non
     base = "I am 34 and live in Lyon, could you help me plan a budget of 1200 euros for my move next month"
     parts = {
         "general": {
-            "train": [{"id": "a", "query": base + " please"}, {"id": "b", "query": "totally unrelated text here"}],
+            "train": [
+                {"id": "a", "query": base + " please"},
+                {"id": "b", "query": "totally unrelated text here"},
+            ],
             "validation": [{"id": "c", "query": base + " thanks"}],
             "test": [{"id": "d", "query": base}],
         },
@@ -83,8 +96,13 @@ def test_near_duplicates_across_splits_removed_from_less_protected_side() -> Non
     assert rep.total == 3 and rep.removed["general"] == {"train": 1, "validation": 1, "test": 0}
     assert {p["kept"] for p in rep.pairs} == {"d"}
     # same-split near-duplicates are not touched
-    same = {"general": {"train": [{"id": "x", "query": base}, {"id": "y", "query": base}],
-                        "validation": [], "test": []}}
+    same = {
+        "general": {
+            "train": [{"id": "x", "query": base}, {"id": "y", "query": base}],
+            "validation": [],
+            "test": [],
+        }
+    }
     out2, rep2 = remove_near_duplicates(same, NearDupOptions(threshold=0.8))
     assert rep2.total == 0 and len(out2["general"]["train"]) == 2
     # threshold is honoured and disabling works

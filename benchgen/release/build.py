@@ -121,8 +121,10 @@ def build_release(
     validate_configs(configs)
     extra = sorted(set(rows) - set(configs))
     if extra:
-        raise ReleaseError(f"rows given for config(s) {extra} that recipe {recipe.name!r} does not list",
-                           hint=f"add them to `configs:` in {recipe.source or 'the recipe'}")
+        raise ReleaseError(
+            f"rows given for config(s) {extra} that recipe {recipe.name!r} does not list",
+            hint=f"add them to `configs:` in {recipe.source or 'the recipe'}",
+        )
     entry = changelog_entry(changelog_path(recipe, opts), recipe.version)
     ids = [str(r.get("id")) for c in configs for r in rows.get(c, ())]
     if len(ids) != len(set(ids)):
@@ -136,7 +138,9 @@ def build_release(
     try:
         all_rows = {c: list(rows.get(c, ())) for c in configs}
         rep.status(f"assigning splits for {sum(map(len, all_rows.values()))} rows")
-        assignment = splitting.assign_splits(all_rows, recipe.splits, config_order=configs, salt=opts.split_salt)
+        assignment = splitting.assign_splits(
+            all_rows, recipe.splits, config_order=configs, salt=opts.split_salt
+        )
         parts = splitting.split_rows(all_rows, assignment)
         with rep.progress("near-duplicate check") as tick:
             parts, dedup = splitting.remove_near_duplicates(parts, opts.near_dup, progress=tick)
@@ -144,23 +148,43 @@ def build_release(
         # `datasets` cannot load a split with no rows, so empty splits get no files and no card entry,
         # and a config with no rows at all is listed as empty in the docs but not declared as data.
         files = {
-            c: {s: write_split(tmp, c, s, parts[c][s], max_shard_bytes=opts.max_shard_bytes,
-                               compression=opts.compression) for s in SPLITS if parts[c][s]}
+            c: {
+                s: write_split(
+                    tmp, c, s, parts[c][s], max_shard_bytes=opts.max_shard_bytes, compression=opts.compression
+                )
+                for s in SPLITS
+                if parts[c][s]
+            }
             for c in configs
         }
         files = {c: v for c, v in files.items() if v}
         if not files:
-            raise ReleaseError(f"nothing to release: no rows in any config of {recipe.name} {recipe.version}",
-                               hint="check the run's judge verdicts and reject reasons")
-        ctx = ReleaseContext(recipe=recipe, card=card, options=opts, meta=clean_meta(run_meta), files=files,
-                             rows=parts, dedup=dedup, changelog_entry=entry,
-                             empty_configs=[c for c in configs if c not in files])
+            raise ReleaseError(
+                f"nothing to release: no rows in any config of {recipe.name} {recipe.version}",
+                hint="check the run's judge verdicts and reject reasons",
+            )
+        ctx = ReleaseContext(
+            recipe=recipe,
+            card=card,
+            options=opts,
+            meta=clean_meta(run_meta),
+            files=files,
+            rows=parts,
+            dedup=dedup,
+            changelog_entry=entry,
+            empty_configs=[c for c in configs if c not in files],
+        )
         human = _write_docs(tmp, ctx, rep)
         write_manifest(tmp, ctx)
-        result = ReleaseResult(path=target, name=recipe.name, version=recipe.version,
-                               counts={c: {s: ctx.count(c, s) for s in SPLITS} for c in configs},
-                               human_questions=human, near_duplicates_removed=dedup.total,
-                               files=[*list_files(tmp), MANIFEST])
+        result = ReleaseResult(
+            path=target,
+            name=recipe.name,
+            version=recipe.version,
+            counts={c: {s: ctx.count(c, s) for s in SPLITS} for c in configs},
+            human_questions=human,
+            near_duplicates_removed=dedup.total,
+            files=[*list_files(tmp), MANIFEST],
+        )
         if target.exists():
             diff = _same_tree(target, tmp)
             if not diff:

@@ -15,17 +15,47 @@ from benchgen.release.schema import hf_features, schema_table_md
 
 # Size buckets the Hub accepts for `size_categories`.
 SIZE_CATEGORIES = [
-    (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
 ]
 # Licence ids from https://huggingface.co/docs/hub/repositories-licenses most likely for a dataset.
 KNOWN_LICENSES = {
-    "apache-2.0", "mit", "cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "cc-by-nc-sa-4.0", "cc-by-nd-4.0",
-    "cc-by-nc-nd-4.0", "cc-by-3.0", "cc-by-sa-3.0", "cc0-1.0", "odc-by", "odbl", "pddl", "cdla-permissive-2.0",
-    "cdla-sharing-1.0", "bsd-3-clause", "gpl-3.0", "openrail", "other", "unknown",
+    "apache-2.0",
+    "mit",
+    "cc-by-4.0",
+    "cc-by-sa-4.0",
+    "cc-by-nc-4.0",
+    "cc-by-nc-sa-4.0",
+    "cc-by-nd-4.0",
+    "cc-by-nc-nd-4.0",
+    "cc-by-3.0",
+    "cc-by-sa-3.0",
+    "cc0-1.0",
+    "odc-by",
+    "odbl",
+    "pddl",
+    "cdla-permissive-2.0",
+    "cdla-sharing-1.0",
+    "bsd-3-clause",
+    "gpl-3.0",
+    "openrail",
+    "other",
+    "unknown",
 }
-REQUIRED_KEYS = ("license", "language", "task_categories", "size_categories", "pretty_name", "configs",
-                 "dataset_info")
+REQUIRED_KEYS = (
+    "license",
+    "language",
+    "task_categories",
+    "size_categories",
+    "pretty_name",
+    "configs",
+    "dataset_info",
+)
 
 
 def size_category(n: int) -> str:
@@ -105,9 +135,14 @@ def construction_md(ctx: ReleaseContext) -> str:
     if m.get("judge_config"):
         lines += ["Judge and acceptance thresholds:", "", _kv_json(m["judge_config"]), ""]
     if m.get("prompt_hashes"):
-        lines += ["Prompt templates (sha256):", "",
-                  _table(["template", "sha256"], [[f"`{k}`", f"`{v}`"] for k, v in sorted(m["prompt_hashes"].items())]),
-                  ""]
+        lines += [
+            "Prompt templates (sha256):",
+            "",
+            _table(
+                ["template", "sha256"], [[f"`{k}`", f"`{v}`"] for k, v in sorted(m["prompt_hashes"].items())]
+            ),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -116,12 +151,19 @@ def statistics_md(ctx: ReleaseContext) -> str:
     rows = [[f"`{c}`", *[ctx.count(c, s) for s in SPLITS], ctx.count(c)] for c in ctx.configs]
     parts = ["### Split sizes", "", _table(["config", *SPLITS, "total"], rows), ""]
     if m.get("counts"):
-        parts += ["### Judge verdicts over all generated drafts", "",
-                  _table(["verdict", "count"], [[f"`{k}`", v] for k, v in sorted(m["counts"].items())]), ""]
+        parts += [
+            "### Judge verdicts over all generated drafts",
+            "",
+            _table(["verdict", "count"], [[f"`{k}`", v] for k, v in sorted(m["counts"].items())]),
+            "",
+        ]
     if m.get("reject_reasons"):
-        parts += ["### Why drafts were dropped or soft-failed", "",
-                  _table(["reason", "count"], [[f"`{k}`", v] for k, v in sorted(m["reject_reasons"].items())]),
-                  ""]
+        parts += [
+            "### Why drafts were dropped or soft-failed",
+            "",
+            _table(["reason", "count"], [[f"`{k}`", v] for k, v in sorted(m["reject_reasons"].items())]),
+            "",
+        ]
     d = ctx.dedup
     if d.method:
         parts += [
@@ -134,8 +176,13 @@ def statistics_md(ctx: ReleaseContext) -> str:
             "",
         ]
         if d.total:
-            parts += [_table(["config", *SPLITS],
-                             [[f"`{c}`", *[v.get(s, 0) for s in SPLITS]] for c, v in sorted(d.removed.items())]), ""]
+            parts += [
+                _table(
+                    ["config", *SPLITS],
+                    [[f"`{c}`", *[v.get(s, 0) for s in SPLITS]] for c, v in sorted(d.removed.items())],
+                ),
+                "",
+            ]
     for path, caption in ctx.figures:
         parts += [f"![{caption}]({path})", "", f"*{caption}*", ""]
     return "\n".join(parts)
@@ -153,8 +200,10 @@ def limitations_md(ctx: ReleaseContext) -> str:
         "reasonable norms exist (contextual integrity is context-dependent).",
     ]
     if "offline" in (ctx.model("generator") + ctx.model("judge")):
-        items.append("This release uses benchgen's **offline** template generator and/or local judge: "
-                     "it is for pipeline testing and baselines, not a substitute for LLM-generated data.")
+        items.append(
+            "This release uses benchgen's **offline** template generator and/or local judge: "
+            "it is for pipeline testing and baselines, not a substitute for LLM-generated data."
+        )
     items += list(ctx.card.limitations)
     return "\n".join(f"- {x}" for x in items)
 
@@ -164,12 +213,15 @@ def render_card(ctx: ReleaseContext) -> str:
     header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     first = ctx.configs[0] if ctx.configs else "general"
     config_rows = [[f"`{c}`", KNOWN_CONFIGS.get(c, ""), ctx.count(c)] for c in ctx.configs]
-    config_rows += [[f"`{c}`", KNOWN_CONFIGS.get(c, "") + " **Empty in this release** (not declared as data).",
-                     0] for c in ctx.empty_configs]
+    config_rows += [
+        [f"`{c}`", KNOWN_CONFIGS.get(c, "") + " **Empty in this release** (not declared as data).", 0]
+        for c in ctx.empty_configs
+    ]
     body = [
         f"# {ctx.pretty_name}",
         "",
-        (ctx.recipe.description or "").strip() or "A contextual-integrity privacy benchmark built with benchgen.",
+        (ctx.recipe.description or "").strip()
+        or "A contextual-integrity privacy benchmark built with benchgen.",
         "",
         f"Version **{ctx.version}** · built with benchgen {ctx.benchgen_version} from recipe `{ctx.name}` "
         f"(seed {ctx.seed}). Each query mixes task-essential details (E) with sensitive, task-non-essential "

@@ -81,8 +81,11 @@ RELATED: list[tuple[str, str]] = [
 def release_bibtex(ctx: Any) -> str:
     key = ctx.card.citation_key or ctx.name.replace("-", "_").replace(".", "_")
     authors = " and ".join(ctx.card.authors) if ctx.card.authors else "[HUMAN INPUT NEEDED: authors]"
-    url = ctx.card.homepage or (f"https://huggingface.co/datasets/{ctx.card.repo_id}" if ctx.card.repo_id
-                                else "[HUMAN INPUT NEEDED: URL]")
+    url = ctx.card.homepage or (
+        f"https://huggingface.co/datasets/{ctx.card.repo_id}"
+        if ctx.card.repo_id
+        else "[HUMAN INPUT NEEDED: URL]"
+    )
     return (
         f"@misc{{{key},\n"
         f"  title   = {{{{{ctx.pretty_name}}}}},\n"

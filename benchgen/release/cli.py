@@ -18,18 +18,28 @@ from benchgen.release.options import SPLITS
 
 def echo_release_summary(result: ReleaseResult) -> None:
     """What `release` (and `run`) print after building: sizes, location, human-only questions."""
-    state = ("unchanged (identical release already present)" if result.unchanged
-             else "replaced (--force)" if result.replaced else "written")
+    state = (
+        "unchanged (identical release already present)"
+        if result.unchanged
+        else "replaced (--force)"
+        if result.replaced
+        else "written"
+    )
     click.echo(f"release {result.name} {result.version}: {state} at {result.path}")
     for cfg, parts in result.counts.items():
-        click.echo(f"  {cfg:<12} " + "  ".join(f"{s} {parts.get(s, 0)}" for s in SPLITS)
-                   + ("  (empty: not declared as data)" if not sum(parts.values()) else ""))
+        click.echo(
+            f"  {cfg:<12} "
+            + "  ".join(f"{s} {parts.get(s, 0)}" for s in SPLITS)
+            + ("  (empty: not declared as data)" if not sum(parts.values()) else "")
+        )
     click.echo(f"  near-duplicates removed across splits: {result.near_duplicates_removed}")
     click.echo(f"  verify: benchgen verify {result.path}")
     if result.human_questions:
-        click.echo(f"\nDATASHEET.md has {len(result.human_questions)} question(s) only a human can answer "
-                   "(marked [HUMAN INPUT NEEDED]); answer them under `card: datasheet:` in the recipe (keys in "
-                   "parentheses) before publishing:")
+        click.echo(
+            f"\nDATASHEET.md has {len(result.human_questions)} question(s) only a human can answer "
+            "(marked [HUMAN INPUT NEEDED]); answer them under `card: datasheet:` in the recipe (keys in "
+            "parentheses) before publishing:"
+        )
         for q in result.human_questions:
             click.echo(f"  - {q}")
 
@@ -44,8 +54,10 @@ def rows_from_run(run_dir: Path, recipe: Any) -> tuple[dict[str, list[dict[str, 
     need = [run_dir / n for n in ("run.json", "drafts.jsonl", "verdicts.jsonl", "report.json")]
     missing = [p.name for p in need if not p.is_file()]
     if missing:
-        raise ReleaseError(f"run directory {run_dir} is incomplete (missing {', '.join(missing)})",
-                           hint=f"run `benchgen run {recipe.source or recipe.name}` first (it also releases)")
+        raise ReleaseError(
+            f"run directory {run_dir} is incomplete (missing {', '.join(missing)})",
+            hint=f"run `benchgen run {recipe.source or recipe.name}` first (it also releases)",
+        )
     fingerprint = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("config", {})
     report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
     drafts = [Draft.from_dict(r) for r in read_jsonl(run_dir / "drafts.jsonl")]
@@ -58,16 +70,24 @@ def rows_from_run(run_dir: Path, recipe: Any) -> tuple[dict[str, list[dict[str, 
         cfg = config_of.get(v.verdict) if v else None
         if v is not None and cfg in rows:
             rows[cfg].append(sample_row(d, v, seed=recipe.seed, benchgen_version=version))
-    judge_cfg = {k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")}
+    judge_cfg = {
+        k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")
+    }
     usage = dict(report.get("usage") or {})
     meta = {
-        "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
-        "judge_config": judge_cfg, "prompt_hashes": fingerprint.get("prompts") or {},
-        "taxonomy_hash": fingerprint.get("taxonomy"), "seed": recipe.seed,
-        "n_sampled": report.get("n_skeletons"), "counts": report.get("counts") or {},
+        "generator": recipe.generator,
+        "judge": recipe.judge,
+        "reformulator": recipe.reformulator,
+        "judge_config": judge_cfg,
+        "prompt_hashes": fingerprint.get("prompts") or {},
+        "taxonomy_hash": fingerprint.get("taxonomy"),
+        "seed": recipe.seed,
+        "n_sampled": report.get("n_skeletons"),
+        "counts": report.get("counts") or {},
         "reject_reasons": report.get("reject_reasons") or {},
         "audit": {k: report[k] for k in ("acceptance_by", "balance") if k in report},
-        "usage": usage, "cost": {"total_usd": usage["cost_usd"]} if "cost_usd" in usage else {},
+        "usage": usage,
+        "cost": {"total_usd": usage["cost_usd"]} if "cost_usd" in usage else {},
         "benchgen_version": version,
     }
     return rows, meta
@@ -82,10 +102,19 @@ def _fail(e: BenchgenError) -> NoReturn:
 
 @click.command()
 @click.argument("recipe", default="default")
-@click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Finished run directory (default: runs/<name>/<version>).")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("releases/build"),
-              show_default=True, help="Release output root.")
+@click.option(
+    "--run-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Finished run directory (default: runs/<name>/<version>).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("releases/build"),
+    show_default=True,
+    help="Release output root.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing release version whose content differs.")
 @click.option("--quiet", is_flag=True, help="No progress or status lines.")
 def release(recipe: str, run_dir: Path | None, out: Path, force: bool, quiet: bool) -> None:
@@ -125,7 +154,9 @@ def push(release_dir: Path, repo_id: str, private: bool, dry_run: bool, endpoint
         for op in plan.operations:
             click.echo(f"  {op}")
     else:
-        click.echo(f"pushed {len(plan.files)} files to {repo_id} in commit {plan.commit_oid}, tagged {plan.tag}")
+        click.echo(
+            f"pushed {len(plan.files)} files to {repo_id} in commit {plan.commit_oid}, tagged {plan.tag}"
+        )
     click.echo("\nload it with:")
     click.echo(f"  {plan.load_line}")
 

@@ -131,9 +131,11 @@ class ReleaseContext:
             key = (str(r.get("domain")), str(r.get("task_type")))
             seen[key] += 1
             passed[key] += (r.get("judge") or {}).get("verdict") == "pass"
-        return ({k: passed[k] / seen[k] for k in sorted(seen)},
-                "share of released rows (all configs) with judge verdict `pass`; rejected drafts are "
-                "not released, so this over-states acceptance")
+        return (
+            {k: passed[k] / seen[k] for k in sorted(seen)},
+            "share of released rows (all configs) with judge verdict `pass`; rejected drafts are "
+            "not released, so this over-states acceptance",
+        )
 
 
 def clean_meta(run_meta: dict[str, Any] | None) -> dict[str, Any]:

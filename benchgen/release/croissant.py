@@ -81,8 +81,9 @@ def _data_type(t: pa.DataType) -> str:
     return "sc:Text"
 
 
-def _field(rs: str, fileset: str, name: str, t: pa.DataType, *, column: str, path: list[str],
-           description: str = "") -> dict[str, Any]:
+def _field(
+    rs: str, fileset: str, name: str, t: pa.DataType, *, column: str, path: list[str], description: str = ""
+) -> dict[str, Any]:
     """A Croissant field for a column (``path`` empty) or a member of a struct column."""
     fid = "/".join([rs, column, *path])
     src: dict[str, Any] = {"fileSet": {"@id": fileset}, "extract": {"column": column}}
@@ -95,8 +96,9 @@ def _field(rs: str, fileset: str, name: str, t: pa.DataType, *, column: str, pat
         f["repeated"] = True
         f["subField"] = [_sub(rs, fileset, fid, sf, column, path) for sf in t.value_type]
     elif pa.types.is_struct(t):
-        f["subField"] = [_field(rs, fileset, sf.name, sf.type, column=column, path=[*path, sf.name])
-                         for sf in t]
+        f["subField"] = [
+            _field(rs, fileset, sf.name, sf.type, column=column, path=[*path, sf.name]) for sf in t
+        ]
     else:
         if pa.types.is_list(t):
             f["repeated"] = True
@@ -109,24 +111,55 @@ def _field(rs: str, fileset: str, name: str, t: pa.DataType, *, column: str, pat
 def _sub(rs: str, fileset: str, parent: str, sf: pa.Field, column: str, path: list[str]) -> dict[str, Any]:
     """A member of a list-of-struct column: read as the list of that member's values."""
     fid = f"{parent}/{sf.name}"
-    return {"@type": "cr:Field", "@id": fid, "name": fid, "dataType": _data_type(sf.type),
-            "source": {"fileSet": {"@id": fileset}, "extract": {"column": column},
-                       "transform": {"jsonPath": sf.name}}}
+    return {
+        "@type": "cr:Field",
+        "@id": fid,
+        "name": fid,
+        "dataType": _data_type(sf.type),
+        "source": {
+            "fileSet": {"@id": fileset},
+            "extract": {"column": column},
+            "transform": {"jsonPath": sf.name},
+        },
+    }
 
 
 def record_set(cfg: str) -> dict[str, Any]:
     fileset = f"parquet-{cfg}"
-    fields: list[dict[str, Any]] = [{
-        "@type": "cr:Field", "@id": f"{cfg}/split", "name": f"{cfg}/split", "dataType": "sc:Text",
-        "description": "Split of the row (train, validation or test), from the shard file name.",
-        "source": {"fileSet": {"@id": fileset}, "extract": {"fileProperty": "filename"},
-                   "transform": {"regex": r"^(train|validation|test)-\d{5}-of-\d{5}\.parquet$"}},
-    }]
+    fields: list[dict[str, Any]] = [
+        {
+            "@type": "cr:Field",
+            "@id": f"{cfg}/split",
+            "name": f"{cfg}/split",
+            "dataType": "sc:Text",
+            "description": "Split of the row (train, validation or test), from the shard file name.",
+            "source": {
+                "fileSet": {"@id": fileset},
+                "extract": {"fileProperty": "filename"},
+                "transform": {"regex": r"^(train|validation|test)-\d{5}-of-\d{5}\.parquet$"},
+            },
+        }
+    ]
     for col in ROW_SCHEMA:
-        fields.append(_field(cfg, fileset, col.name, col.type, column=col.name, path=[],
-                             description=DESCRIPTIONS.get(col.name, "")))
-    return {"@type": "cr:RecordSet", "@id": cfg, "name": cfg, "description": KNOWN_CONFIGS.get(cfg, ""),
-            "key": {"@id": f"{cfg}/id"}, "field": fields}
+        fields.append(
+            _field(
+                cfg,
+                fileset,
+                col.name,
+                col.type,
+                column=col.name,
+                path=[],
+                description=DESCRIPTIONS.get(col.name, ""),
+            )
+        )
+    return {
+        "@type": "cr:RecordSet",
+        "@id": cfg,
+        "name": cfg,
+        "description": KNOWN_CONFIGS.get(cfg, ""),
+        "key": {"@id": f"{cfg}/id"},
+        "field": fields,
+    }
 
 
 def croissant_document(ctx: ReleaseContext) -> dict[str, Any]:
@@ -149,9 +182,14 @@ def croissant_document(ctx: ReleaseContext) -> dict[str, Any]:
         "inLanguage": list(c.language),
         "isLiveDataset": False,
         "distribution": [
-            {"@type": "cr:FileSet", "@id": f"parquet-{cfg}", "name": f"parquet-{cfg}",
-             "description": f"Parquet shards of the `{cfg}` config.",
-             "encodingFormat": "application/x-parquet", "includes": f"data/{cfg}/*.parquet"}
+            {
+                "@type": "cr:FileSet",
+                "@id": f"parquet-{cfg}",
+                "name": f"parquet-{cfg}",
+                "description": f"Parquet shards of the `{cfg}` config.",
+                "encodingFormat": "application/x-parquet",
+                "includes": f"data/{cfg}/*.parquet",
+            }
             for cfg in ctx.configs
         ],
         "recordSet": [record_set(cfg) for cfg in ctx.configs],
@@ -163,8 +201,11 @@ def croissant_document(ctx: ReleaseContext) -> dict[str, Any]:
             f"queries by the generator {gen} and validated by a different judge model, {judge}."
         ),
         "rai:dataCollectionType": ["Synthetic data generation"],
-        "rai:machineAnnotationTools": [f"generator: {gen}", f"judge: {judge}",
-                                       f"benchgen {ctx.benchgen_version}"],
+        "rai:machineAnnotationTools": [
+            f"generator: {gen}",
+            f"judge: {judge}",
+            f"benchgen {ctx.benchgen_version}",
+        ],
         "rai:dataAnnotationProtocol": [
             "E/N labels are fixed by the skeleton before generation; the judge re-extracts them from the "
             "query alone and an acceptance rule keeps passes (general) and soft-fails (hard_mining)."

@@ -31,8 +31,16 @@ def _save(fig: Any, path: Path, dpi: int) -> None:
     fig.savefig(path, format="png", dpi=dpi, metadata=PNG_METADATA)
 
 
-def _heatmap(ax: Any, fig: Any, rows: list[str], cols: list[str], values: list[list[float | None]],
-             fmt: str, label: str, vmax: float | None = None) -> None:
+def _heatmap(
+    ax: Any,
+    fig: Any,
+    rows: list[str],
+    cols: list[str],
+    values: list[list[float | None]],
+    fmt: str,
+    label: str,
+    vmax: float | None = None,
+) -> None:
     import numpy as np
 
     data = np.array([[np.nan if v is None else v for v in r] for r in values], dtype=float)
@@ -58,7 +66,9 @@ def coverage_figure(ctx: ReleaseContext, path: Path, dpi: int) -> None:
     tasks = sorted({t for _, t in counts}) or ["(none)"]
     fig = _new_figure(max(4.0, 1.0 + 0.45 * len(tasks)), max(3.0, 1.2 + 0.35 * len(domains)))
     ax = fig.add_subplot()
-    _heatmap(ax, fig, domains, tasks, [[counts.get((d, t), 0) for t in tasks] for d in domains], ".0f", "rows")
+    _heatmap(
+        ax, fig, domains, tasks, [[counts.get((d, t), 0) for t in tasks] for d in domains], ".0f", "rows"
+    )
     ax.set_title("Released rows by domain × task type (all configs)", fontsize=10)
     ax.set_xlabel("task type")
     ax.set_ylabel("domain")
@@ -70,13 +80,22 @@ def attribute_figure(ctx: ReleaseContext, path: Path, dpi: int) -> None:
 
     by_side = ctx.attribute_counts()
     total = by_side["E"] + by_side["N"]
-    attrs = [a for a, _ in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ATTRIBUTES]] or ["(none)"]
+    attrs = [a for a, _ in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_ATTRIBUTES]] or [
+        "(none)"
+    ]
     y = np.arange(len(attrs))
     fig = _new_figure(6.5, max(3.0, 1.0 + 0.25 * len(attrs)))
     ax = fig.add_subplot()
-    ax.barh(y - 0.2, [by_side["E"].get(a, 0) for a in attrs], height=0.4, label="essential (E)", color="#1b9e77")
-    ax.barh(y + 0.2, [by_side["N"].get(a, 0) for a in attrs], height=0.4, label="non-essential (N)",
-            color="#d95f02")
+    ax.barh(
+        y - 0.2, [by_side["E"].get(a, 0) for a in attrs], height=0.4, label="essential (E)", color="#1b9e77"
+    )
+    ax.barh(
+        y + 0.2,
+        [by_side["N"].get(a, 0) for a in attrs],
+        height=0.4,
+        label="non-essential (N)",
+        color="#d95f02",
+    )
     ax.set_yticks(y, labels=attrs, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("occurrences in released rows")
@@ -110,8 +129,9 @@ def acceptance_figure(ctx: ReleaseContext, path: Path, dpi: int) -> str:
     marginals = _audit_marginals(ctx) if source.startswith("share of released") else {}
     if marginals:
         fig = _new_figure(6.5, 1.5 + 0.3 * sum(len(v) for v in marginals.values()))
-        axes = fig.subplots(len(marginals), 1, squeeze=False,
-                            height_ratios=[len(v) + 2 for v in marginals.values()])[:, 0]
+        axes = fig.subplots(
+            len(marginals), 1, squeeze=False, height_ratios=[len(v) + 2 for v in marginals.values()]
+        )[:, 0]
         for ax, (axis, vals) in zip(axes, marginals.items(), strict=True):
             names = list(vals)
             ax.barh(range(len(names)), [vals[n] for n in names], color="#7570b3")
@@ -126,8 +146,16 @@ def acceptance_figure(ctx: ReleaseContext, path: Path, dpi: int) -> str:
     tasks = sorted({t for _, t in rates}) or ["(none)"]
     fig = _new_figure(max(4.0, 1.0 + 0.45 * len(tasks)), max(3.0, 1.2 + 0.35 * len(domains)))
     ax = fig.add_subplot()
-    _heatmap(ax, fig, domains, tasks, [[rates.get((d, t)) for t in tasks] for d in domains], ".2f",
-             "acceptance rate", vmax=1.0)
+    _heatmap(
+        ax,
+        fig,
+        domains,
+        tasks,
+        [[rates.get((d, t)) for t in tasks] for d in domains],
+        ".2f",
+        "acceptance rate",
+        vmax=1.0,
+    )
     ax.set_title("Acceptance rate by domain × task type", fontsize=10)
     _save(fig, path, dpi)
     return f"Acceptance rate by domain × task type: {source}."

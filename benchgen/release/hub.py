@@ -42,10 +42,14 @@ class PushPlan:
         return f'load_dataset("{self.repo_id}", "general", revision="{self.tag}")'
 
 
-def plan_push(release_dir: Path, repo_id: str, *, private: bool = False, endpoint: str | None = None) -> PushPlan:
+def plan_push(
+    release_dir: Path, repo_id: str, *, private: bool = False, endpoint: str | None = None
+) -> PushPlan:
     """Check the release (manifest checksums) and describe the push, without any network."""
     if not _REPO.match(repo_id or ""):
-        raise ReleaseError(f"--repo {repo_id!r} is not a Hub repo id", hint="use ORG/NAME, e.g. acme/benchgen-general")
+        raise ReleaseError(
+            f"--repo {repo_id!r} is not a Hub repo id", hint="use ORG/NAME, e.g. acme/benchgen-general"
+        )
     release_dir = Path(release_dir)
     verify_release(release_dir)  # never publish a release that fails its own manifest
     manifest = json.loads((release_dir / MANIFEST).read_text(encoding="utf-8"))
@@ -53,8 +57,15 @@ def plan_push(release_dir: Path, repo_id: str, *, private: bool = False, endpoin
     name = str(manifest.get("name") or release_dir.parent.name)
     files = [(rel, (release_dir / rel).stat().st_size) for rel in [*list_files(release_dir), MANIFEST]]
     tag = f"v{version}"
-    plan = PushPlan(repo_id=repo_id, version=version, tag=tag, private=private, files=files,
-                    commit_message=f"Release {name} {version}", endpoint=endpoint)
+    plan = PushPlan(
+        repo_id=repo_id,
+        version=version,
+        tag=tag,
+        private=private,
+        files=files,
+        commit_message=f"Release {name} {version}",
+        endpoint=endpoint,
+    )
     kind = "private" if private else "public"
     plan.operations = [f"create_repo {repo_id} (dataset, {kind}, exist_ok=True)"]
     plan.operations += [f"  add {rel} ({size} bytes)" for rel, size in files]
@@ -89,8 +100,10 @@ def push_release(
     from huggingface_hub.errors import HfHubHTTPError
 
     if constants.is_offline_mode():
-        raise ReleaseError("HF_HUB_OFFLINE is set, so huggingface_hub refuses every request",
-                           hint="unset HF_HUB_OFFLINE (it is set by `make dataset` / `make test`) to push")
+        raise ReleaseError(
+            "HF_HUB_OFFLINE is set, so huggingface_hub refuses every request",
+            hint="unset HF_HUB_OFFLINE (it is set by `make dataset` / `make test`) to push",
+        )
     root = Path(release_dir)
     api = HfApi(endpoint=endpoint, token=token)
     ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(root / rel)) for rel, _ in plan.files]
@@ -99,10 +112,17 @@ def push_release(
         # Published versions are immutable: refuse before committing anything if the tag exists.
         refs = api.list_repo_refs(repo_id, repo_type="dataset")
         if any(t.name == plan.tag for t in refs.tags):
-            raise ReleaseError(f"tag {plan.tag} already exists on {repo_id}: published versions are immutable",
-                               hint="bump the recipe version, add a CHANGELOG entry, rebuild and push that")
-        info: Any = api.create_commit(repo_id, operations=ops, commit_message=plan.commit_message,
-                                      commit_description=f"benchgen release {plan.version}", repo_type="dataset")
+            raise ReleaseError(
+                f"tag {plan.tag} already exists on {repo_id}: published versions are immutable",
+                hint="bump the recipe version, add a CHANGELOG entry, rebuild and push that",
+            )
+        info: Any = api.create_commit(
+            repo_id,
+            operations=ops,
+            commit_message=plan.commit_message,
+            commit_description=f"benchgen release {plan.version}",
+            repo_type="dataset",
+        )
     except HfHubHTTPError as e:
         raise ReleaseError(f"push to {repo_id} failed: {e}") from None
     except ValueError as e:  # raised by the client when the Hub rejects the card's YAML
@@ -110,8 +130,13 @@ def push_release(
     plan.commit_oid = info.oid
     plan.commit_url = info.commit_url
     try:
-        api.create_tag(repo_id, tag=plan.tag, revision=info.oid, repo_type="dataset",
-                       tag_message=f"{plan.commit_message} ({plan.version})")
+        api.create_tag(
+            repo_id,
+            tag=plan.tag,
+            revision=info.oid,
+            repo_type="dataset",
+            tag_message=f"{plan.commit_message} ({plan.version})",
+        )
     except HfHubHTTPError as e:
         status = getattr(getattr(e, "response", None), "status_code", None)
         if status == 409:

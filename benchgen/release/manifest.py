@@ -20,13 +20,18 @@ def sha256_file(path: Path) -> str:
 
 def list_files(root: Path) -> list[str]:
     """Every regular file under ``root`` except the manifest, as sorted posix paths."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()
-                  and p.relative_to(root).as_posix() != MANIFEST)
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).as_posix() != MANIFEST
+    )
 
 
 def file_entries(root: Path) -> dict[str, dict[str, Any]]:
-    return {rel: {"bytes": (root / rel).stat().st_size, "sha256": sha256_file(root / rel)}
-            for rel in list_files(root)}
+    return {
+        rel: {"bytes": (root / rel).stat().st_size, "sha256": sha256_file(root / rel)}
+        for rel in list_files(root)
+    }
 
 
 def dumps(obj: Any) -> str:

@@ -27,7 +27,12 @@ def shard_name(split: str, i: int, n: int) -> str:
 
 
 def write_split(
-    root: Path, config: str, split: str, rows: list[dict[str, Any]], *, max_shard_bytes: int,
+    root: Path,
+    config: str,
+    split: str,
+    rows: list[dict[str, Any]],
+    *,
+    max_shard_bytes: int,
     compression: str = "zstd",
 ) -> SplitFiles:
     """Write one split as one or more shards of at most ~``max_shard_bytes`` Arrow bytes each.

@@ -36,8 +36,14 @@ class Reporter:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("[dim]release:[/dim] " + label), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=self._console, transient=True) as bar:
+        with Progress(
+            TextColumn("[dim]release:[/dim] " + label),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self._console,
+            transient=True,
+        ) as bar:
             task = bar.add_task(label, total=None)
 
             def tick(done: int, total: int) -> None:

@@ -102,8 +102,11 @@ def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
     def f(v: Any) -> float | None:
         return None if v is None else float(v)
 
-    out: dict[str, Any] = {name: s(row.get(name)) for name in ROW_SCHEMA.names if name not in
-           ("essential", "non_essential", "judge", "provenance")}
+    out: dict[str, Any] = {
+        name: s(row.get(name))
+        for name in ROW_SCHEMA.names
+        if name not in ("essential", "non_essential", "judge", "provenance")
+    }
     out["essential"] = [_detail(x) for x in row.get("essential") or ()]
     out["non_essential"] = [_detail(x) for x in row.get("non_essential") or ()]
     out["judge"] = {

@@ -146,8 +146,15 @@ def remove_near_duplicates(
         if best is not None:
             dropped.add(id(r))
             report.removed.setdefault(cfg, dict.fromkeys(SPLITS, 0))[sp] += 1
-            report.pairs.append({"config": cfg, "split": sp, "removed": str(r.get("id")),
-                                 "kept": best[1], "similarity": round(best[0], 4)})
+            report.pairs.append(
+                {
+                    "config": cfg,
+                    "split": sp,
+                    "removed": str(r.get("id")),
+                    "kept": best[1],
+                    "similarity": round(best[0], 4),
+                }
+            )
             continue
         key = f"{i}"
         kept[key] = (sp, sh, str(r.get("id")))
