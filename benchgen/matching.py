@@ -2,20 +2,24 @@
 
 1. Value matching: a sampled value matches a judge string when its content-token recall
    (``benchgen.text.token_recall``: lower-cased, stop-word-filtered alphanumeric tokens) reaches
-   ``tau``. Attribute types are ignored, so paraphrases that keep the content words still match.
+   ``tau`` or, when the embedding channel is on (``theta`` set, :mod:`benchgen.embeddings`), their
+   sentence-embedding cosine similarity reaches ``theta``. Attribute types are ignored, so
+   paraphrases and tense changes still match.
 2. Side recall: E-recall is the share of sampled E values the judge placed in ``essential``;
    N-recall the share of sampled N values it placed in ``non_essential``. E-recall is 1 when the
    policy makes E empty. Swapped assignments (a sampled E value found only on the judge's N side,
-   and vice versa) and residual judge strings matching no sampled value are recorded.
+   and vice versa) and residual judge strings matching no sampled value are recorded; residuals
+   are model-leaked sensitive details (``records.sample_row`` folds them into N).
 3. Decision: ``score = min(E-recall, N-recall)`` (or their mean); score >= pass -> ``pass``,
    >= soft -> ``soft_fail`` (kept for hard mining), else ``hard_fail`` (dropped, with reason).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from benchgen.text import token_recall
 
@@ -29,6 +33,7 @@ class AcceptanceThresholds:
     pass_threshold: float = 0.8
     soft_threshold: float = 0.5
     combine: Literal["min", "mean"] = "min"
+    theta: float | None = None  # embedding cosine threshold; None = token matching only
 
 
 def token_matcher(tau: float) -> Matcher:
@@ -78,16 +83,12 @@ def decide(
 
     used_e = set().union(*e_in_e, *n_in_e) if je else set()
     used_n = set().union(*e_in_n, *n_in_n) if jn else set()
-    # a judge string also counts as explained when it lies inside a sampled value (judge copied less)
+    # a judge string also counts as explained when it lies inside a sampled value (judge copied
+    # less): the same matcher applied the other way round (judge string -> sampled values)
     values = [*essential_values, *non_essential_values]
-
-    def explained(s: str) -> bool:
-        return any(token_recall(s, v) >= th.tau for v in values)
-
-    residual = tuple(
-        [s for j, s in enumerate(je) if j not in used_e and not explained(s)]
-        + [s for j, s in enumerate(jn) if j not in used_n and not explained(s)]
-    )
+    left = [s for j, s in enumerate(je) if j not in used_e] + [s for j, s in enumerate(jn) if j not in used_n]
+    explained = match(left, values) if left and values else [set() for _ in left]
+    residual = tuple(s for s, hit in zip(left, explained, strict=True) if not hit)
 
     score = min(e_recall, n_recall) if th.combine == "min" else (e_recall + n_recall) / 2
     if score >= th.pass_threshold:
@@ -97,3 +98,28 @@ def decide(
         low_e, low_n = e_recall < th.pass_threshold, n_recall < th.pass_threshold
         reason = "low_e_and_n_recall" if low_e and low_n else ("low_e_recall" if low_e else "low_n_recall")
     return Decision(e_recall, n_recall, score, verdict, reason, tuple(swapped), residual)
+
+
+# -- agreement between two settings of the rule (e.g. token-only vs embedding-augmented) --------
+def agreement(
+    a: Sequence[str],
+    b: Sequence[str],
+    labels: Sequence[str] = ("pass", "soft_fail", "hard_fail"),
+    names: tuple[str, str] = ("token", "embedding"),
+) -> dict[str, Any]:
+    """Share of samples with the same verdict under both settings, and the confusion table.
+
+    ``confusion[x][y]`` counts samples judged ``x`` by the first setting and ``y`` by the second.
+    """
+    if len(a) != len(b):
+        raise ValueError("agreement needs two verdict lists of the same length")
+    pairs = Counter(zip(a, b, strict=True))
+    keys = list(labels) + sorted({x for p in pairs for x in p} - set(labels))
+    same = sum(n for (x, y), n in pairs.items() if x == y)
+    return {
+        "settings": list(names),
+        "n": len(a),
+        "agreement": same / len(a) if a else 1.0,
+        "confusion": {x: {y: pairs.get((x, y), 0) for y in keys} for x in keys},
+        "changed": {f"{x}->{y}": n for (x, y), n in sorted(pairs.items()) if x != y},
+    }

@@ -7,7 +7,6 @@ ids already present, so an interrupted run resumes where it stopped.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,14 +15,14 @@ from typing import Any, TypeVar
 from tqdm import tqdm
 
 from benchgen import __version__
-from benchgen.errors import BenchgenError, NotAvailableError
+from benchgen.errors import BenchgenError
 from benchgen.judge import JudgeConfig, judge_offline, load_judge_config
 from benchgen.offline import generate_one
 from benchgen.providers.base import parse_spec
-from benchgen.records import Draft, Skeleton, Verdict, sample_row
 from benchgen.recipe import Recipe
+from benchgen.records import Draft, Skeleton, Verdict, sample_row
 from benchgen.runs import RunDir, append_jsonl, read_jsonl
-from benchgen.sampling import AXES, Sampler, balance_report, settings_with_overrides
+from benchgen.sampling import Sampler, balance_report, settings_with_overrides
 from benchgen.taxonomy import Taxonomy, load_taxonomy
 from benchgen.templates import prompt_hashes
 
@@ -129,41 +128,117 @@ def generate(skeletons: Sequence[Skeleton], spec: str, tax: Taxonomy, *, quiet: 
                     template_hash=th, usage=usage)
 
 
-def judge(drafts: Sequence[Draft], spec: str, tax: Taxonomy, cfg: JudgeConfig, *, quiet: bool = False,
-          llm: LLMOptions | None = None, calls_path: Path | None = None) -> Iterator[Verdict]:
-    ps = parse_spec(spec)
-    if ps.provider == "offline":
-        yield from judge_offline(_bar(drafts, len(drafts), "judge (offline)", quiet), tax, cfg)
-        return
-    raise NotAvailableError(
-        f"judge {spec!r}: LLM judging is not available in this build yet", hint="use --judge offline"
+def judge(
+    drafts: Sequence[Draft],
+    spec: str,
+    tax: Taxonomy,
+    cfg: JudgeConfig,
+    *,
+    quiet: bool = False,
+    llm: LLMOptions | None = None,
+    calls_path: Path | None = None,
+    embedding: bool | None = None,
+    allow_same_family: bool | None = None,
+) -> Iterator[Verdict]:
+    """Re-extract E/N from each query alone, then apply the acceptance rule (``benchgen.matching``).
+
+    Offline: the local extractor. LLM: one JSON-mode request per draft through the runner (cache,
+    resume, one repair re-ask); an answer that is still not a JSON object of the right shape yields
+    a ``unparsed`` verdict. Drafts whose request was not answered (run stopped, transport error)
+    get no verdict and stay to-do. ``embedding`` overrides ``cfg.matching.embedding``. The judge
+    must come from another model family than each draft's generator unless same-family is allowed.
+    """
+    from benchgen.judge import (
+        ESSENTIAL_KEY,
+        NONESSENTIAL_KEY,
+        draft_values,
+        make_matcher,
+        verdict_from_record,
     )
+
+    ps = parse_spec(spec)
+    llm = llm or LLMOptions()
+    same = llm.allow_same_family if allow_same_family is None else allow_same_family
+    if ps.provider != "offline":
+        from benchgen.providers.base import check_heterogeneous
+
+        for gen in sorted({d.generator for d in drafts if d.generator}):
+            check_heterogeneous(gen, ps, allow_same_family=same)
+    if ps.provider == "offline":
+        yield from judge_offline(_bar(drafts, len(drafts), "judge (offline)", quiet), tax, cfg, embedding)
+        return
+    from benchgen.judge import build_judge_request, judge_parser
+    from benchgen.providers.journal import load_records
+
+    calls = calls_path or Path("runs") / "judge_calls.jsonl"
+    items = [(d.id, build_judge_request(d.query, cfg, d.id)) for d in drafts if d.status == "ok"]
+    if items:
+        llm.run(str(ps), items, calls, stage="judge", parse=judge_parser(), quiet=quiet)
+    records = load_records(calls) if items else {}
+    texts: list[str] = []
+    for d in drafts:
+        out = (records.get(d.id) or {}).get("output") or {}
+        texts += [*draft_values(d), *out.get(ESSENTIAL_KEY, ()), *out.get(NONESSENTIAL_KEY, ())]
+    th, matcher = make_matcher(cfg, embedding, texts)
+    for d in drafts:
+        v = verdict_from_record(d, records.get(d.id), str(ps), cfg, matcher, th)
+        if v is not None:
+            yield v
 
 
 # -- report -----------------------------------------------------------------------------------
-def run_report(skeletons: Sequence[Skeleton], verdicts: Sequence[Verdict], tax: Taxonomy) -> dict[str, Any]:
-    by_id = {s.id: s for s in skeletons}
-    counts = Counter(v.verdict for v in verdicts)
-    reasons = Counter(v.reason for v in verdicts if v.reason)
-    n = max(1, len(verdicts))
-    acceptance: dict[str, dict[str, dict[str, float]]] = {}
-    for ax in AXES:
-        tot: Counter[str] = Counter()
-        ok: Counter[str] = Counter()
-        for v in verdicts:
-            key = getattr(by_id[v.id], ax)
-            tot[key] += 1
-            ok[key] += v.verdict == "pass"
-        acceptance[ax] = {k: {"n": tot[k], "accepted": ok[k], "rate": ok[k] / tot[k]} for k in sorted(tot)}
-    return {
+def run_report(
+    skeletons: Sequence[Skeleton],
+    verdicts: Sequence[Verdict],
+    tax: Taxonomy,
+    *,
+    drafts: Sequence[Draft] | None = None,
+    cfg: JudgeConfig | None = None,
+    run_dir: Path | None = None,
+    agreement: bool | None = None,
+    rewrites: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Outcome figures, acceptance-bias audit, token-vs-embedding agreement, reformulation check.
+
+    With ``run_dir`` the audit is also written there (``audit.json``, ``audit.md``). Agreement is
+    computed when ``agreement`` is true, or (None) when ``cfg`` has embeddings on; it needs
+    ``drafts`` and ``cfg``.
+    """
+    from benchgen.audit import acceptance_audit, verdict_summary, write_audit
+
+    summary = verdict_summary(verdicts)
+    audit_cfg = cfg.audit if cfg is not None else None
+    audit = acceptance_audit(skeletons, verdicts, **(audit_cfg.model_dump() if audit_cfg else {}))
+    report: dict[str, Any] = {
         "n_skeletons": len(skeletons),
-        "counts": {k: counts.get(k, 0) for k in ("pass", "soft_fail", "hard_fail", "unparsed")},
-        "rates": {k: counts.get(k, 0) / n for k in ("pass", "soft_fail", "hard_fail", "unparsed")},
-        "reject_reasons": dict(sorted(reasons.items())),
-        "balance": {ax: {"max_min_ratio": r["max_min_ratio"], "min": r["min"], "max": r["max"]}
-                    for ax, r in balance_report(skeletons, tax).items()},
-        "acceptance_by": acceptance,
+        "counts": summary["counts"],
+        "rates": summary["rates"],
+        "reject_reasons": summary["reasons"],
+        "balance": {
+            ax: {"max_min_ratio": r["max_min_ratio"], "min": r["min"], "max": r["max"]}
+            for ax, r in balance_report(skeletons, tax).items()
+        },
+        "acceptance_by": audit["acceptance_by"],
+        "judge": {k: summary[k] for k in ("e_recall", "n_recall", "swapped", "residual")},
+        "audit": {
+            "acceptance_rate": audit["acceptance_rate"],
+            "tv_distance": audit["tv_distance"],
+            "flagged": audit["flagged"],
+            "flag_rule": audit["flag_rule"],
+        },
     }
+    want_agreement = agreement if agreement is not None else bool(cfg and cfg.matching.embedding)
+    if want_agreement and drafts is not None and cfg is not None:
+        from benchgen.judge import verdict_agreement
+
+        report["agreement"] = verdict_agreement(drafts, verdicts, cfg)
+    if rewrites is not None:
+        from benchgen.reformulate import reformulation_summary
+
+        report["reformulation"] = reformulation_summary(rewrites)
+    if run_dir is not None:
+        write_audit(run_dir, {**audit, "summary": summary, "agreement": report.get("agreement")})
+    return report
 
 
 def usage_totals(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -237,7 +312,20 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     verdicts_by_id = {r["id"]: Verdict.from_dict(r) for r in read_jsonl(rd.file("verdicts.jsonl"))}
     verdicts = [verdicts_by_id[d.id] for d in drafts if d.id in verdicts_by_id]
 
-    report = run_report(skeletons, verdicts, tax)
+    # reformulate: target rewrite y* of every draft that will be released (resume likewise)
+    from benchgen.reformulate import reformulate
+
+    released = [d for d in drafts if d.id in verdicts_by_id and verdicts_by_id[d.id].verdict in ("pass", "soft_fail")]
+    done = rd.done_ids("rewrites.jsonl")
+    todo_r = [d for d in released if d.id not in done]
+    if todo_r:
+        append_jsonl(rd.file("rewrites.jsonl"), reformulate(
+            todo_r, recipe.reformulator, tax, {d.id: verdicts_by_id[d.id].residual for d in todo_r}, llm=llm,
+            calls_path=rd.file("reformulate_calls.jsonl"), quiet=quiet))
+    rewrites = {r["id"]: r for r in read_jsonl(rd.file("rewrites.jsonl"))} if rd.file("rewrites.jsonl").exists() else {}
+
+    report = run_report(skeletons, verdicts, tax, drafts=drafts, cfg=jcfg, run_dir=rd.path,
+                        rewrites=[rewrites[d.id] for d in released if d.id in rewrites])
     report["usage"] = usage_totals(llm.summaries)
     rd.write_json("report.json", report)
     result = RunResult(run_dir=rd.path, report=report)
@@ -252,13 +340,15 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
         v = verdicts_by_id.get(d.id)
         cfg_name = config_of.get(v.verdict) if v else None
         if v is not None and cfg_name in rows:
-            rows[cfg_name].append(sample_row(d, v, seed=recipe.seed, benchgen_version=__version__))
+            rows[cfg_name].append(sample_row(d, v, seed=recipe.seed, benchgen_version=__version__,
+                                             target_rewrite=(rewrites.get(d.id) or {}).get("target_rewrite")))
     run_meta = {
         "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
         "judge_config": jcfg.model_dump(exclude={"source", "offline"}), "prompt_hashes": fingerprint["prompts"],
         "taxonomy_hash": tax.source_hash, "seed": recipe.seed, "n_sampled": len(skeletons),
         "counts": report["counts"], "reject_reasons": report["reject_reasons"],
-        "audit": {"acceptance_by": report["acceptance_by"], "balance": report["balance"]},
+        "audit": {"acceptance_by": report["acceptance_by"], "balance": report["balance"], **report["audit"],
+                  "judge": report["judge"], **{k: report[k] for k in ("agreement", "reformulation") if k in report}},
         "usage": report["usage"], "cost": {"total_usd": report["usage"]["cost_usd"]}, "started_at": started,
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "benchgen_version": __version__,
