@@ -150,26 +150,78 @@ def generate(inp: Path, out: Path, generator: str, quiet: bool, **kw: Any) -> No
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Verdicts (.jsonl).")
 @click.option("--judge", "judge_spec", default="offline", show_default=True, help="Provider spec of the judge.")
 @click.option("--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path.")
+@click.option("--embedding/--no-embedding", "embedding", default=None,
+              help="Also match values by sentence-embedding cosine >= theta (default: as in the judge config).")
+@click.option("--agreement", is_flag=True,
+              help="Also report token-only vs embedding-augmented verdict agreement (loads the embedding model).")
+@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Where report.json, audit.json and audit.md go (default: <out stem>_report/ beside --out).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @llm_options
-def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, quiet: bool, **kw: Any) -> None:
+def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, embedding: bool | None, agreement: bool,
+              report_dir: Path | None, quiet: bool, **kw: Any) -> None:
     """Re-extract E/N from each query alone and apply the acceptance rule."""
-    from collections import Counter
-
     from benchgen.judge import load_judge_config
     from benchgen.pipeline import judge as do_judge
+    from benchgen.pipeline import run_report
     from benchgen.records import Draft
     from benchgen.taxonomy import load_taxonomy
 
     drafts = [Draft.from_dict(r) for r in _read_records(inp)]
     llm = _llm(kw)
     calls = out.with_name(out.stem + ".calls.jsonl")
-    verdicts = list(do_judge(drafts, judge_spec, load_taxonomy(), load_judge_config(config), quiet=quiet,
-                             llm=llm, calls_path=calls))
+    tax, cfg = load_taxonomy(), load_judge_config(config)
+    if embedding is not None:
+        cfg = cfg.model_copy(update={"matching": cfg.matching.model_copy(update={"embedding": embedding})})
+    verdicts = list(do_judge(drafts, judge_spec, tax, cfg, quiet=quiet, llm=llm, calls_path=calls))
     _write_records(out, verdicts)
-    c = Counter(v.verdict for v in verdicts)
-    click.echo(f"wrote {len(verdicts)} verdicts to {out}: " + ", ".join(f"{k} {c.get(k, 0)}" for k in
-                                                                       ("pass", "soft_fail", "hard_fail", "unparsed")))
+    rdir = report_dir or out.with_name(out.stem + "_report")
+    rep = run_report([d.skeleton for d in drafts], verdicts, tax, drafts=drafts, cfg=cfg, run_dir=rdir,
+                     agreement=True if agreement else None)
+    (rdir / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True, default=str) + "\n")
+    _echo_judge_summary(rep)
+    click.echo(f"wrote {len(verdicts)} verdicts to {out}; report and audit in {rdir}")
+
+
+def _echo_judge_summary(rep: dict[str, Any]) -> None:
+    c, r = rep["counts"], rep["rates"]
+    click.echo("verdicts: " + ", ".join(f"{k} {c[k]} ({100 * r[k]:.1f}%)" for k in c))
+    if rep["reject_reasons"]:
+        click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
+    j = rep["judge"]
+    click.echo(f"E-recall mean {j['e_recall']['mean']}, N-recall mean {j['n_recall']['mean']}; swapped "
+               f"{j['swapped']['values']} values in {j['swapped']['samples']} samples; residual (model-leaked) "
+               f"{j['residual']['spans']} spans in {j['residual']['samples']} samples")
+    a = rep["audit"]
+    click.echo(f"audit: max TV distance sampled->accepted {max(a['tv_distance'].values(), default=0):.3f}; "
+               f"{len(a['flagged'])} flagged strata"
+               + ("".join(f"\n  flagged {f['axis']}={f['value']}: rate {f['rate']:.2f} (axis mean "
+                          f"{f['axis_mean']:.2f})" for f in a["flagged"])))
+    if rep.get("agreement"):
+        g = rep["agreement"]
+        click.echo(f"token vs embedding agreement: {g['agreement']:.3f} of {g['n']} ({g['changed'] or 'no change'})")
+    if rep.get("reformulation"):
+        click.echo(f"reformulation: {rep['reformulation']}")
+
+
+@main.group()
+def calibrate() -> None:
+    """Calibrate the acceptance rule on real data (gold partition vs a real model's predictions)."""
+
+
+@calibrate.command("capid")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path.")
+@click.option("--embedding/--no-embedding", default=True, show_default=True,
+              help="Also run the embedding-augmented rule and report agreement with token-only.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def calibrate_capid_cmd(path: Path, config: str, embedding: bool, as_json: bool) -> None:
+    """CAPID: `groundtruth` relevance as the sampled E/N partition, `parsed` as the judge output."""
+    from benchgen.calibrate import calibrate_capid, format_table
+    from benchgen.judge import load_judge_config
+
+    rep = calibrate_capid(path, load_judge_config(config), embedding=embedding)
+    click.echo(json.dumps(rep, indent=2, sort_keys=True) if as_json else format_table(rep))
 
 
 @main.command()
@@ -213,6 +265,10 @@ def run(recipe: str, n: int | None, seed: int | None, generator: str | None, jud
                    f"cost ${usage['cost_usd']:.4f}")
     if rep["reject_reasons"]:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
+    if res.release is not None:
+        from benchgen.release.cli import echo_release_summary
+
+        echo_release_summary(res.release)
     if res.release_dir is not None:
         click.echo(f"release: {res.release_dir}")
         click.echo(f'load it: python -c "from datasets import load_dataset; '

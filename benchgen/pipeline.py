@@ -6,7 +6,6 @@ ids already present, so an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,20 +240,91 @@ def run_report(
     return report
 
 
-def usage_totals(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Tokens, calls and cost per stage and model, plus the run total (for manifest and datasheet)."""
+CALL_JOURNALS = {"generate": "generate_calls.jsonl", "judge": "judge_calls.jsonl",
+                 "reformulate": "reformulate_calls.jsonl"}
+
+
+def usage_from_journals(run_dir: Path, pricing: str | Path | None = None) -> dict[str, Any]:
+    """Tokens, calls and cost per stage and model, summed over the run's saved call journals.
+
+    Computed from what is on disk (not from this process's calls), so a resumed or repeated run
+    reports the same totals: the calls this run directory actually paid for. Answers served from
+    the response cache count as ``cached`` and cost nothing.
+    """
+    from benchgen.pricing import PriceTable
+    from benchgen.providers.journal import load_records
+
+    prices = PriceTable.load(pricing)
     per: dict[str, dict[str, Any]] = {}
-    for x in summaries:
-        key = f"{x.get('stage')}:{x.get('model')}"
-        acc = per.setdefault(key, {"stage": x.get("stage"), "model": x.get("model"), "calls": 0, "cached": 0,
-                                   "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
-        for k in ("calls", "cached", "input_tokens", "output_tokens"):
-            acc[k] += int(x.get(k) or 0)
-        acc["cost_usd"] = round(acc["cost_usd"] + float(x.get("cost_usd") or 0.0), 6)
+    for stage, name in CALL_JOURNALS.items():
+        path = run_dir / name
+        if not path.exists():
+            continue
+        for rec in load_records(path).values():
+            model = str(rec.get("model") or "")
+            acc = per.setdefault(f"{stage}:{model}", {"stage": stage, "model": model, "calls": 0, "cached": 0,
+                                                      "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
+            if rec.get("cached"):
+                acc["cached"] += 1
+                continue
+            u = rec.get("usage") or {}
+            acc["calls"] += int(rec.get("attempts") or 1)
+            acc["input_tokens"] += int(u.get("input_tokens") or 0)
+            acc["output_tokens"] += int(u.get("output_tokens") or 0)
+        for acc in per.values():
+            if acc["stage"] == stage and acc["model"]:
+                acc["cost_usd"] = round(prices.cost(parse_spec(acc["model"]), acc["input_tokens"],
+                                                    acc["output_tokens"]), 6)
     return {"by_stage_model": dict(sorted(per.items())),
             "input_tokens": sum(v["input_tokens"] for v in per.values()),
             "output_tokens": sum(v["output_tokens"] for v in per.values()),
             "cost_usd": round(sum(v["cost_usd"] for v in per.values()), 6)}
+
+
+def release_inputs(run_dir: Path, recipe: Recipe) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """The released rows per config and the run metadata, read from a finished run directory.
+
+    The single source for both `benchgen run` and `benchgen release`, so the two cannot drift.
+    Nothing time-dependent goes in: a rebuild from the same run directory is byte-identical.
+    """
+    import json
+
+    from benchgen.errors import ReleaseError
+
+    need = [run_dir / n for n in ("run.json", "drafts.jsonl", "verdicts.jsonl", "report.json")]
+    missing = [p.name for p in need if not p.is_file()]
+    if missing:
+        raise ReleaseError(
+            f"run directory {run_dir} is incomplete (missing {', '.join(missing)})",
+            hint=f"run `benchgen run {recipe.source or recipe.name}` first (it also releases)",
+        )
+    fingerprint = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("config", {})
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    version = fingerprint.get("benchgen") or __version__
+    verdicts = {r["id"]: Verdict.from_dict(r) for r in read_jsonl(run_dir / "verdicts.jsonl")}
+    rewrites = {r["id"]: r for r in read_jsonl(run_dir / "rewrites.jsonl")}
+    rows: dict[str, list[dict[str, Any]]] = {c: [] for c in recipe.configs}
+    config_of = {"pass": "general", "soft_fail": "hard_mining"}
+    for rec in read_jsonl(run_dir / "drafts.jsonl"):
+        v = verdicts.get(rec["id"])
+        cfg_name = config_of.get(v.verdict) if v else None
+        if v is not None and cfg_name in rows:
+            rows[cfg_name].append(sample_row(Draft.from_dict(rec), v, seed=recipe.seed, benchgen_version=version,
+                                             target_rewrite=(rewrites.get(rec["id"]) or {}).get("target_rewrite")))
+    judge_cfg = {k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")}
+    usage = report.get("usage") or usage_from_journals(run_dir)
+    run_meta = {
+        "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
+        "judge_config": judge_cfg, "prompt_hashes": fingerprint.get("prompts") or {},
+        "taxonomy_hash": fingerprint.get("taxonomy"), "seed": recipe.seed, "n_sampled": report.get("n_skeletons"),
+        "counts": report.get("counts") or {}, "reject_reasons": report.get("reject_reasons") or {},
+        "audit": {"acceptance_by": report.get("acceptance_by", {}), "balance": report.get("balance", {}),
+                  **(report.get("audit") or {}),
+                  **{k: report[k] for k in ("judge", "agreement", "reformulation") if k in report}},
+        "usage": usage, "cost": {"total_usd": usage.get("cost_usd", 0.0)},
+        "benchgen_version": version,
+    }
+    return rows, run_meta
 
 
 # -- end to end -------------------------------------------------------------------------------
@@ -287,7 +357,6 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
         "prompts": prompt_hashes(), "benchgen": __version__,
     }
     rd.open(fingerprint, fresh=fresh)
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
     # sample (cheap and deterministic: always recomputed, written once)
     skeletons = sample(tax, recipe.n, recipe.seed, recipe.sampler)
@@ -326,7 +395,7 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
 
     report = run_report(skeletons, verdicts, tax, drafts=drafts, cfg=jcfg, run_dir=rd.path,
                         rewrites=[rewrites[d.id] for d in released if d.id in rewrites])
-    report["usage"] = usage_totals(llm.summaries)
+    report["usage"] = usage_from_journals(rd.path, llm.pricing)
     rd.write_json("report.json", report)
     result = RunResult(run_dir=rd.path, report=report)
     if not do_release:
@@ -334,25 +403,7 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
 
     from benchgen.release import build_release
 
-    rows: dict[str, list[dict[str, Any]]] = {c: [] for c in recipe.configs}
-    config_of = {"pass": "general", "soft_fail": "hard_mining"}
-    for d in drafts:
-        v = verdicts_by_id.get(d.id)
-        cfg_name = config_of.get(v.verdict) if v else None
-        if v is not None and cfg_name in rows:
-            rows[cfg_name].append(sample_row(d, v, seed=recipe.seed, benchgen_version=__version__,
-                                             target_rewrite=(rewrites.get(d.id) or {}).get("target_rewrite")))
-    run_meta = {
-        "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
-        "judge_config": jcfg.model_dump(exclude={"source", "offline"}), "prompt_hashes": fingerprint["prompts"],
-        "taxonomy_hash": tax.source_hash, "seed": recipe.seed, "n_sampled": len(skeletons),
-        "counts": report["counts"], "reject_reasons": report["reject_reasons"],
-        "audit": {"acceptance_by": report["acceptance_by"], "balance": report["balance"], **report["audit"],
-                  "judge": report["judge"], **{k: report[k] for k in ("agreement", "reformulation") if k in report}},
-        "usage": report["usage"], "cost": {"total_usd": report["usage"]["cost_usd"]}, "started_at": started,
-        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "benchgen_version": __version__,
-    }
+    rows, run_meta = release_inputs(rd.path, recipe)
     kwargs: dict[str, Any] = {"force": force, "quiet": quiet}
     if out_root is not None:
         kwargs["out_root"] = out_root

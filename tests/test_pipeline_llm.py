@@ -54,8 +54,15 @@ def test_run_with_llm_generator(srv, tmp_path, kind):
     assert report["usage"]["input_tokens"] > 0
     assert sum(report["counts"].values()) == len(skeletons)
 
-    # same recipe, new run dir: every answer comes from the cache -> zero provider calls
+    # rerun on the same run dir: nothing requested, and usage (read from the saved call journal,
+    # not from this process) is unchanged, so a release built from it stays byte-identical
     before = srv.total
+    res = _run(["--generator", spec, "--judge", "offline", "--run-dir", str(tmp_path / "run")])
+    assert res.exit_code == 0 and srv.total == before
+    assert json.loads((tmp_path / "run" / "report.json").read_text())["usage"] == report["usage"]
+    assert report["usage"]["by_stage_model"][f"generate:{spec}"]["calls"] == len(skeletons)
+
+    # same recipe, new run dir: every answer comes from the cache -> zero provider calls
     res = _run(["--generator", spec, "--judge", "offline", "--run-dir", str(tmp_path / "run2")])
     assert res.exit_code == 0, res.output
     assert srv.total == before

@@ -46,51 +46,9 @@ def echo_release_summary(result: ReleaseResult) -> None:
 
 def rows_from_run(run_dir: Path, recipe: Any) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """Rebuild the released rows and run metadata from a finished run directory (no model calls)."""
-    import json
+    from benchgen.pipeline import release_inputs
 
-    from benchgen.records import Draft, Verdict, sample_row
-    from benchgen.runs import read_jsonl
-
-    need = [run_dir / n for n in ("run.json", "drafts.jsonl", "verdicts.jsonl", "report.json")]
-    missing = [p.name for p in need if not p.is_file()]
-    if missing:
-        raise ReleaseError(
-            f"run directory {run_dir} is incomplete (missing {', '.join(missing)})",
-            hint=f"run `benchgen run {recipe.source or recipe.name}` first (it also releases)",
-        )
-    fingerprint = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("config", {})
-    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
-    drafts = [Draft.from_dict(r) for r in read_jsonl(run_dir / "drafts.jsonl")]
-    verdicts = {r["id"]: Verdict.from_dict(r) for r in read_jsonl(run_dir / "verdicts.jsonl")}
-    version = fingerprint.get("benchgen") or ""
-    rows: dict[str, list[dict[str, Any]]] = {c: [] for c in recipe.configs}
-    config_of = {"pass": "general", "soft_fail": "hard_mining"}
-    for d in drafts:
-        v = verdicts.get(d.id)
-        cfg = config_of.get(v.verdict) if v else None
-        if v is not None and cfg in rows:
-            rows[cfg].append(sample_row(d, v, seed=recipe.seed, benchgen_version=version))
-    judge_cfg = {
-        k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")
-    }
-    usage = dict(report.get("usage") or {})
-    meta = {
-        "generator": recipe.generator,
-        "judge": recipe.judge,
-        "reformulator": recipe.reformulator,
-        "judge_config": judge_cfg,
-        "prompt_hashes": fingerprint.get("prompts") or {},
-        "taxonomy_hash": fingerprint.get("taxonomy"),
-        "seed": recipe.seed,
-        "n_sampled": report.get("n_skeletons"),
-        "counts": report.get("counts") or {},
-        "reject_reasons": report.get("reject_reasons") or {},
-        "audit": {k: report[k] for k in ("acceptance_by", "balance") if k in report},
-        "usage": usage,
-        "cost": {"total_usd": usage["cost_usd"]} if "cost_usd" in usage else {},
-        "benchgen_version": version,
-    }
-    return rows, meta
+    return release_inputs(run_dir, recipe)
 
 
 def _fail(e: BenchgenError) -> NoReturn:
