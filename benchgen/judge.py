@@ -115,6 +115,8 @@ def load_judge_config(name_or_path: str | Path = "default") -> JudgeConfig:
         raise ConfigError(f"judge config {str(name_or_path)!r} not found", hint=f"known: {known}")
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "judge" in data and "model" not in data:  # older spelling
+            data["model"] = data.pop("judge")
         if isinstance(data, dict) and data.get("extends"):  # e.g. `extends: default`
             parent = str(data.pop("extends"))
             base = (

@@ -1,0 +1,92 @@
+"""The embedding channel of value matching (θ) and the token-vs-embedding agreement report."""
+
+from __future__ import annotations
+
+from benchgen.embeddings import Embedder
+from benchgen.judge import load_judge_config, verdict_agreement, verdict_for
+from benchgen.matching import AcceptanceThresholds, decide
+from benchgen.pipeline import run_report
+from benchgen.records import Detail, Draft, Skeleton, Verdict
+
+TH = AcceptanceThresholds(tau=0.5, theta=0.75)
+
+
+def test_paraphrase_matches_by_embedding_only():
+    emb = Embedder()
+    m = emb.matcher(TH.tau, TH.theta)
+    token = decide(["bisexual"], ["Tanzanian"], ["bisexuality"], ["grew up in Tanzania"], TH)
+    both = decide(["bisexual"], ["Tanzanian"], ["bisexuality"], ["grew up in Tanzania"], TH, m)
+    assert token.verdict == "hard_fail" and len(token.residual) == 2
+    assert both.verdict == "pass" and both.residual == ()
+    # unrelated details stay unmatched; numbers must agree whatever the cosine says
+    assert m(["type 2 diabetes"], ["Catholic", "a vegan diet"]) == [set()]
+    assert emb.cosine("46", "47") > TH.theta and m(["46"], ["47"]) == [set()]
+    assert emb.cosine("XN000089624", "XE000063198") > TH.theta
+    assert m(["XN000089624"], ["XE000063198", "licence XN000089624"]) == [{1}]
+
+
+def _draft(i, query, e, n):
+    def det(v):
+        return Detail(attribute="x", family="f", subject="self", relation="I", value=v, span=v)
+
+    sk = Skeleton(
+        id=f"s{i}",
+        seed=1,
+        index=i,
+        group=f"g{i}",
+        domain="health",
+        task_type="chitchat",
+        subject="self",
+        relation="I",
+        style="direct",
+        tone="neutral",
+        policy="domain_pool",
+        confusion=None,
+        essential=tuple(map(det, e)),
+        non_essential=tuple(map(det, n)),
+    )
+    return Draft(
+        skeleton=sk,
+        query=query,
+        essential=sk.essential,
+        non_essential=sk.non_essential,
+        generator="offline",
+        template="t",
+        template_hash="0",
+    )
+
+
+def test_agreement_in_run_report(tax, tmp_path):
+    cfg = load_judge_config("gpt-4o")  # embedding on
+    drafts = [
+        _draft(0, "I am bisexual; I get migraines.", ["migraines"], ["bisexual"]),
+        _draft(1, "I have asthma. Plan a run.", ["asthma"], []),
+    ]
+    judged = [(["migraines"], ["bisexuality"]), (["asthma"], [])]
+    token_cfg = cfg.thresholds(embedding=False)
+    verdicts = [
+        verdict_for(d, "test", e, n, cfg, None, token_cfg) for d, (e, n) in zip(drafts, judged, strict=True)
+    ]
+    unparsed = Verdict(
+        id="s2",
+        judge="test",
+        judge_essential=(),
+        judge_non_essential=(),
+        e_recall=0,
+        n_recall=0,
+        score=0,
+        verdict="unparsed",
+        reason="unparsed",
+    )
+    drafts.append(_draft(2, "x", [], ["y"]))
+    verdicts.append(unparsed)
+    agr = verdict_agreement(drafts, verdicts, cfg)
+    assert agr["n"] == 2 and agr["agreement"] == 0.5 and agr["changed"] == {"hard_fail->pass": 1}
+    rep = run_report([d.skeleton for d in drafts], verdicts, tax, drafts=drafts, cfg=cfg, run_dir=tmp_path)
+    assert rep["agreement"]["agreement"] == 0.5
+    assert "Agreement token vs embedding: 50.0%" in (tmp_path / "audit.md").read_text()
+    # token-only config: no agreement unless asked for
+    plain = load_judge_config("default")
+    assert "agreement" not in run_report(
+        [d.skeleton for d in drafts], verdicts, tax, drafts=drafts, cfg=plain
+    )
