@@ -74,13 +74,17 @@ class RetryPolicy:
     initial: float = 1.0
     max_wait: float = 60.0
 
-    def wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
+    def delay(self, exc: BaseException | None, attempt_number: int) -> float:
+        """Seconds to wait after failed attempt ``attempt_number`` (1-based) raised ``exc``."""
         hint = getattr(exc, "retry_after", None)
         if hint is not None:
             return float(hint) * (1.0 + random.uniform(0.0, 0.1))
-        cap = min(self.max_wait, self.initial * 2 ** (state.attempt_number - 1))
+        cap = min(self.max_wait, self.initial * 2 ** (attempt_number - 1))
         return random.uniform(cap / 2, cap)
+
+    def wait(self, state: RetryCallState) -> float:
+        """tenacity ``wait`` callback."""
+        return self.delay(state.outcome.exception() if state.outcome else None, state.attempt_number)
 
 
 @dataclass
@@ -203,22 +207,15 @@ class _Run:
                 self.summary.cached += 1
                 return hit
         ctx.cached = False
-        s = self.summary
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(TransientProviderError),
-            stop=stop_after_attempt(self.retry.max_attempts),
-            wait=self.retry.wait,
-            reraise=True,
-        ):
-            with attempt:
-                if attempt.retry_state.attempt_number > 1:
-                    s.retries += 1
-                estimate = await self.limiter.acquire(request) if self.limiter.active else 0
-                s.calls += 1
-                ctx.attempts += 1
-                completion = await self.provider.complete(request)
+        try:  # fast path: the first attempt runs without building a tenacity controller
+            completion, estimate = await self._attempt(request, ctx)
+        except TransientProviderError as first:
+            if self.retry.max_attempts <= 1:
+                raise
+            completion, estimate = await self._retry(request, ctx, first)
         if self.limiter.active:
             self.limiter.settle(estimate, completion.input_tokens + completion.output_tokens)
+        s = self.summary
         s.input_tokens += completion.input_tokens
         s.output_tokens += completion.output_tokens
         if self.price is not None:
@@ -226,6 +223,31 @@ class _Run:
         if self.cache is not None:
             self.cache.put(key, completion)
         return completion
+
+    async def _attempt(self, request: Request, ctx: _Item) -> tuple[Completion, int]:
+        estimate = await self.limiter.acquire(request) if self.limiter.active else 0
+        self.summary.calls += 1
+        ctx.attempts += 1
+        return await self.provider.complete(request), estimate
+
+    async def _retry(
+        self, request: Request, ctx: _Item, first: TransientProviderError
+    ) -> tuple[Completion, int]:
+        """Attempts 2..max_attempts with tenacity (exponential backoff + jitter, Retry-After)."""
+        policy = self.retry
+        await asyncio.sleep(policy.delay(first, 1))
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(TransientProviderError),
+            stop=stop_after_attempt(policy.max_attempts - 1),  # the first attempt already ran
+            wait=lambda st: policy.delay(
+                st.outcome.exception() if st.outcome else None, st.attempt_number + 1
+            ),
+            reraise=True,
+        ):
+            with attempt:
+                self.summary.retries += 1
+                result = await self._attempt(request, ctx)
+        return result
 
     async def process(self, item_id: str, request: Request) -> dict[str, Any]:
         """Answer one item and build its output record (never raises for item-level failures)."""
