@@ -183,10 +183,11 @@ def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, embedding: boo
     click.echo(f"wrote {len(verdicts)} verdicts to {out}; report and audit in {rdir}")
 
 
-def _echo_judge_summary(rep: dict[str, Any]) -> None:
+def _echo_judge_summary(rep: dict[str, Any], counts: bool = True) -> None:
     c, r = rep["counts"], rep["rates"]
-    click.echo("verdicts: " + ", ".join(f"{k} {c[k]} ({100 * r[k]:.1f}%)" for k in c))
-    if rep["reject_reasons"]:
+    if counts:
+        click.echo("verdicts: " + ", ".join(f"{k} {c[k]} ({100 * r[k]:.1f}%)" for k in c))
+    if counts and rep["reject_reasons"]:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
     j = rep["judge"]
     click.echo(f"E-recall mean {j['e_recall']['mean']}, N-recall mean {j['n_recall']['mean']}; swapped "
@@ -265,6 +266,9 @@ def run(recipe: str, n: int | None, seed: int | None, generator: str | None, jud
                    f"cost ${usage['cost_usd']:.4f}")
     if rep["reject_reasons"]:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
+    if "judge" in rep:
+        _echo_judge_summary(rep, counts=False)
+        click.echo(f"judge report: {res.run_dir / 'report.json'}, audit: {res.run_dir / 'audit.md'}")
     if res.release is not None:
         from benchgen.release.cli import echo_release_summary
 

@@ -90,3 +90,30 @@ def test_agreement_in_run_report(tax, tmp_path):
     assert "agreement" not in run_report(
         [d.skeleton for d in drafts], verdicts, tax, drafts=drafts, cfg=plain
     )
+
+
+def test_judge_cli_agreement(tax, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from benchgen.cli import main
+    from benchgen.offline import generate_one
+    from benchgen.pipeline import sample
+
+    drafts = tmp_path / "drafts.jsonl"
+    drafts.write_text(
+        "".join(json.dumps(generate_one(tax, s).to_dict()) + "\n" for s in sample(tax, 12, seed=3))
+    )
+    out = tmp_path / "verdicts.jsonl"
+    res = CliRunner().invoke(
+        main, ["judge", "--in", str(drafts), "--out", str(out), "--agreement", "--quiet"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "token vs embedding agreement" in res.output and "verdicts: pass" in res.output
+    rep = json.loads((tmp_path / "verdicts_report" / "report.json").read_text())
+    assert (
+        rep["agreement"]["n"]
+        == rep["counts"]["pass"] + rep["counts"]["soft_fail"] + rep["counts"]["hard_fail"]
+    )
+    assert (tmp_path / "verdicts_report" / "audit.md").is_file()
