@@ -81,9 +81,9 @@ class JudgeConfig(_Strict):
     prompt: str = "judge"  # prompts/<prompt>/system.j2 and user.j2
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, gt=0)
-    matching: MatchingConfig = MatchingConfig()
-    acceptance: AcceptanceConfig = AcceptanceConfig()
-    audit: AuditConfig = AuditConfig()
+    matching: MatchingConfig = Field(default_factory=lambda: MatchingConfig.model_validate({}))
+    acceptance: AcceptanceConfig = Field(default_factory=lambda: AcceptanceConfig.model_validate({}))
+    audit: AuditConfig = Field(default_factory=lambda: AuditConfig.model_validate({}))
     offline: OfflineJudgeConfig
     source: str = ""
 

@@ -150,7 +150,7 @@ def build_reformulation_request(
     item_id: str = "",
     prompt: str = "reformulator",
 ) -> Request:
-    ctx = {
+    ctx: dict[str, Any] = {
         "query": query,
         "keep": [t.value for t in keep],
         "drop": [{"value": t.value, "generalisation": t.generalisation} for t in drop],
