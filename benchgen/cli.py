@@ -43,17 +43,32 @@ def main() -> None:
 def llm_options(f: Any) -> Any:
     """Options shared by the commands that may call an LLM provider."""
     opts = [
-        click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
-                     help="Requests in flight per provider."),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            default=16,
+            show_default=True,
+            help="Requests in flight per provider.",
+        ),
         click.option("--rpm", type=float, default=None, help="Rate limit: requests per minute."),
         click.option("--tpm", type=float, default=None, help="Rate limit: tokens per minute."),
-        click.option("--max-cost", type=float, default=None,
-                     help="Stop cleanly once this many USD are spent (completed work is kept)."),
+        click.option(
+            "--max-cost",
+            type=float,
+            default=None,
+            help="Stop cleanly once this many USD are spent (completed work is kept).",
+        ),
         click.option("--refresh", is_flag=True, help="Bypass the response cache (answers are re-requested)."),
-        click.option("--api-key-env", default=None,
-                     help="Read the API key from this environment variable instead of the provider default."),
-        click.option("--allow-same-family", is_flag=True,
-                     help="Allow a judge from the generator's model family (self-preference bias)."),
+        click.option(
+            "--api-key-env",
+            default=None,
+            help="Read the API key from this environment variable instead of the provider default.",
+        ),
+        click.option(
+            "--allow-same-family",
+            is_flag=True,
+            help="Allow a judge from the generator's model family (self-preference bias).",
+        ),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -63,9 +78,15 @@ def llm_options(f: Any) -> Any:
 def _llm(kw: dict[str, Any]) -> Any:
     from benchgen.pipeline import LLMOptions
 
-    return LLMOptions(concurrency=kw.pop("concurrency"), rpm=kw.pop("rpm"), tpm=kw.pop("tpm"),
-                      max_cost=kw.pop("max_cost"), refresh=kw.pop("refresh"), api_key_env=kw.pop("api_key_env"),
-                      allow_same_family=kw.pop("allow_same_family"))
+    return LLMOptions(
+        concurrency=kw.pop("concurrency"),
+        rpm=kw.pop("rpm"),
+        tpm=kw.pop("tpm"),
+        max_cost=kw.pop("max_cost"),
+        refresh=kw.pop("refresh"),
+        api_key_env=kw.pop("api_key_env"),
+        allow_same_family=kw.pop("allow_same_family"),
+    )
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -104,11 +125,20 @@ def _read_records(path: Path) -> list[dict[str, Any]]:
 @main.command()
 @click.option("--n", "n", type=click.IntRange(min=1), required=True, help="Number of base skeletons.")
 @click.option("--seed", type=int, default=13, show_default=True)
-@click.option("--start", type=click.IntRange(min=0), default=0, show_default=True,
-              help="First skeleton index (chunked sampling gives identical skeletons).")
+@click.option(
+    "--start",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="First skeleton index (chunked sampling gives identical skeletons).",
+)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output .jsonl or .parquet.")
-@click.option("--taxonomy", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder with the taxonomy YAML (default: the shipped samplers/).")
+@click.option(
+    "--taxonomy",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Folder with the taxonomy YAML (default: the shipped samplers/).",
+)
 def sample(n: int, seed: int, start: int, out: Path, taxonomy: Path | None) -> None:
     """Sample contextual-integrity skeletons (E/N partition fixed before any text)."""
     from benchgen.pipeline import sample as do_sample
@@ -125,7 +155,9 @@ def sample(n: int, seed: int, start: int, out: Path, taxonomy: Path | None) -> N
 
 
 @main.command()
-@click.option("--in", "inp", type=click.Path(path_type=Path), required=True, help="Skeletons (.jsonl/.parquet).")
+@click.option(
+    "--in", "inp", type=click.Path(path_type=Path), required=True, help="Skeletons (.jsonl/.parquet)."
+)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Drafts (.jsonl).")
 @click.option("--generator", default="offline", show_default=True, help="Provider spec PROVIDER:MODEL[@URL].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
@@ -148,18 +180,42 @@ def generate(inp: Path, out: Path, generator: str, quiet: bool, **kw: Any) -> No
 @main.command("judge")
 @click.option("--in", "inp", type=click.Path(path_type=Path), required=True, help="Drafts (.jsonl).")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Verdicts (.jsonl).")
-@click.option("--judge", "judge_spec", default="offline", show_default=True, help="Provider spec of the judge.")
-@click.option("--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path.")
-@click.option("--embedding/--no-embedding", "embedding", default=None,
-              help="Also match values by sentence-embedding cosine >= theta (default: as in the judge config).")
-@click.option("--agreement", is_flag=True,
-              help="Also report token-only vs embedding-augmented verdict agreement (loads the embedding model).")
-@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Where report.json, audit.json and audit.md go (default: <out stem>_report/ beside --out).")
+@click.option(
+    "--judge", "judge_spec", default="offline", show_default=True, help="Provider spec of the judge."
+)
+@click.option(
+    "--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path."
+)
+@click.option(
+    "--embedding/--no-embedding",
+    "embedding",
+    default=None,
+    help="Also match values by sentence-embedding cosine >= theta (default: as in the judge config).",
+)
+@click.option(
+    "--agreement",
+    is_flag=True,
+    help="Also report token-only vs embedding-augmented verdict agreement (loads the embedding model).",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where report.json, audit.json and audit.md go (default: <out stem>_report/ beside --out).",
+)
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @llm_options
-def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, embedding: bool | None, agreement: bool,
-              report_dir: Path | None, quiet: bool, **kw: Any) -> None:
+def judge_cmd(
+    inp: Path,
+    out: Path,
+    judge_spec: str,
+    config: str,
+    embedding: bool | None,
+    agreement: bool,
+    report_dir: Path | None,
+    quiet: bool,
+    **kw: Any,
+) -> None:
     """Re-extract E/N from each query alone and apply the acceptance rule."""
     from benchgen.judge import load_judge_config
     from benchgen.pipeline import judge as do_judge
@@ -176,8 +232,15 @@ def judge_cmd(inp: Path, out: Path, judge_spec: str, config: str, embedding: boo
     verdicts = list(do_judge(drafts, judge_spec, tax, cfg, quiet=quiet, llm=llm, calls_path=calls))
     _write_records(out, verdicts)
     rdir = report_dir or out.with_name(out.stem + "_report")
-    rep = run_report([d.skeleton for d in drafts], verdicts, tax, drafts=drafts, cfg=cfg, run_dir=rdir,
-                     agreement=True if agreement else None)
+    rep = run_report(
+        [d.skeleton for d in drafts],
+        verdicts,
+        tax,
+        drafts=drafts,
+        cfg=cfg,
+        run_dir=rdir,
+        agreement=True if agreement else None,
+    )
     (rdir / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True, default=str) + "\n")
     _echo_judge_summary(rep)
     click.echo(f"wrote {len(verdicts)} verdicts to {out}; report and audit in {rdir}")
@@ -190,17 +253,27 @@ def _echo_judge_summary(rep: dict[str, Any], counts: bool = True) -> None:
     if counts and rep["reject_reasons"]:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
     j = rep["judge"]
-    click.echo(f"E-recall mean {j['e_recall']['mean']}, N-recall mean {j['n_recall']['mean']}; swapped "
-               f"{j['swapped']['values']} values in {j['swapped']['samples']} samples; residual (model-leaked) "
-               f"{j['residual']['spans']} spans in {j['residual']['samples']} samples")
+    click.echo(
+        f"E-recall mean {j['e_recall']['mean']}, N-recall mean {j['n_recall']['mean']}; swapped "
+        f"{j['swapped']['values']} values in {j['swapped']['samples']} samples; residual (model-leaked) "
+        f"{j['residual']['spans']} spans in {j['residual']['samples']} samples"
+    )
     a = rep["audit"]
-    click.echo(f"audit: max TV distance sampled->accepted {max(a['tv_distance'].values(), default=0):.3f}; "
-               f"{len(a['flagged'])} flagged strata"
-               + ("".join(f"\n  flagged {f['axis']}={f['value']}: rate {f['rate']:.2f} (axis mean "
-                          f"{f['axis_mean']:.2f})" for f in a["flagged"])))
+    click.echo(
+        f"audit: max TV distance sampled->accepted {max(a['tv_distance'].values(), default=0):.3f}; "
+        f"{len(a['flagged'])} flagged strata"
+        + (
+            "".join(
+                f"\n  flagged {f['axis']}={f['value']}: rate {f['rate']:.2f} (axis mean {f['axis_mean']:.2f})"
+                for f in a["flagged"]
+            )
+        )
+    )
     if rep.get("agreement"):
         g = rep["agreement"]
-        click.echo(f"token vs embedding agreement: {g['agreement']:.3f} of {g['n']} ({g['changed'] or 'no change'})")
+        click.echo(
+            f"token vs embedding agreement: {g['agreement']:.3f} of {g['n']} ({g['changed'] or 'no change'})"
+        )
     if rep.get("reformulation"):
         click.echo(f"reformulation: {rep['reformulation']}")
 
@@ -212,9 +285,15 @@ def calibrate() -> None:
 
 @calibrate.command("capid")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path.")
-@click.option("--embedding/--no-embedding", default=True, show_default=True,
-              help="Also run the embedding-augmented rule and report agreement with token-only.")
+@click.option(
+    "--config", "config", default="default", show_default=True, help="judges/<name>.yaml or a path."
+)
+@click.option(
+    "--embedding/--no-embedding",
+    default=True,
+    show_default=True,
+    help="Also run the embedding-augmented rule and report agreement with token-only.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def calibrate_capid_cmd(path: Path, config: str, embedding: bool, as_json: bool) -> None:
     """CAPID: `groundtruth` relevance as the sampled E/N partition, `parsed` as the judge output."""
@@ -227,43 +306,86 @@ def calibrate_capid_cmd(path: Path, config: str, embedding: bool, as_json: bool)
 
 @main.command()
 @click.argument("recipe", default="default")
-@click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Override the recipe's skeleton count.")
+@click.option(
+    "--n", "n", type=click.IntRange(min=1), default=None, help="Override the recipe's skeleton count."
+)
 @click.option("--seed", type=int, default=None, help="Override the recipe's seed.")
 @click.option("--generator", default=None, help="Override the generator spec.")
 @click.option("--judge", "judge_spec", default=None, help="Override the judge spec.")
 @click.option("--version", "version", default=None, help="Override the release version.")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Release output root (default: releases/build).")
-@click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Intermediate run directory (default: runs/<name>/<version>).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Release output root (default: releases/build).",
+)
+@click.option(
+    "--run-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Intermediate run directory (default: runs/<name>/<version>-<config hash>).",
+)
 @click.option("--fresh", is_flag=True, help="Discard an existing run directory instead of resuming.")
 @click.option("--force", is_flag=True, help="Overwrite an existing release version whose content differs.")
 @click.option("--no-release", is_flag=True, help="Stop after judging (write the run report only).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @llm_options
-def run(recipe: str, n: int | None, seed: int | None, generator: str | None, judge_spec: str | None,
-        version: str | None, out: Path | None, run_dir: Path | None, fresh: bool, force: bool,
-        no_release: bool, quiet: bool, **kw: Any) -> None:
+def run(
+    recipe: str,
+    n: int | None,
+    seed: int | None,
+    generator: str | None,
+    judge_spec: str | None,
+    version: str | None,
+    out: Path | None,
+    run_dir: Path | None,
+    fresh: bool,
+    force: bool,
+    no_release: bool,
+    quiet: bool,
+    **kw: Any,
+) -> None:
     """Run every stage for RECIPE (a path, or a name in releases/) and build the release."""
     from benchgen.pipeline import run_recipe
     from benchgen.recipe import Recipe, load_recipe
 
     rec = load_recipe(recipe)
-    overrides = {k: v for k, v in {"n": n, "seed": seed, "generator": generator, "judge": judge_spec,
-                                   "version": version}.items() if v is not None}
+    overrides = {
+        k: v
+        for k, v in {
+            "n": n,
+            "seed": seed,
+            "generator": generator,
+            "judge": judge_spec,
+            "version": version,
+        }.items()
+        if v is not None
+    }
     if overrides:
         rec = Recipe(**{**rec.model_dump(), **overrides})
-    res = run_recipe(rec, run_dir=run_dir, out_root=out, fresh=fresh, force=force, quiet=quiet,
-                     do_release=not no_release, llm=_llm(kw))
+    res = run_recipe(
+        rec,
+        run_dir=run_dir,
+        out_root=out,
+        fresh=fresh,
+        force=force,
+        quiet=quiet,
+        do_release=not no_release,
+        llm=_llm(kw),
+    )
     rep = res.report
     c = rep["counts"]
     click.echo(f"run directory: {res.run_dir}")
-    click.echo(f"sampled {rep['n_skeletons']} skeletons: pass {c['pass']}, soft_fail {c['soft_fail']}, "
-               f"hard_fail {c['hard_fail']}, unparsed {c['unparsed']}")
+    click.echo(
+        f"sampled {rep['n_skeletons']} skeletons: pass {c['pass']}, soft_fail {c['soft_fail']}, "
+        f"hard_fail {c['hard_fail']}, unparsed {c['unparsed']}"
+    )
     usage = rep.get("usage") or {}
     if usage.get("by_stage_model"):
-        click.echo(f"usage: {usage['input_tokens']} input + {usage['output_tokens']} output tokens, "
-                   f"cost ${usage['cost_usd']:.4f}")
+        click.echo(
+            f"usage: {usage['input_tokens']} input + {usage['output_tokens']} output tokens, "
+            f"cost ${usage['cost_usd']:.4f}"
+        )
     if rep["reject_reasons"]:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in rep["reject_reasons"].items()))
     if "judge" in rep:
@@ -275,8 +397,10 @@ def run(recipe: str, n: int | None, seed: int | None, generator: str | None, jud
         echo_release_summary(res.release)
     if res.release_dir is not None:
         click.echo(f"release: {res.release_dir}")
-        click.echo(f'load it: python -c "from datasets import load_dataset; '
-                   f"print(load_dataset('{res.release_dir}', 'general'))\"")
+        click.echo(
+            f'load it: python -c "from datasets import load_dataset; '
+            f"print(load_dataset('{res.release_dir}', 'general'))\""
+        )
 
 
 @main.command()
@@ -287,8 +411,10 @@ def taxonomy(taxonomy: Path | None, as_json: bool) -> None:
     from benchgen.taxonomy import load_taxonomy
 
     tax = load_taxonomy(taxonomy)
-    summary = {k: len(getattr(tax, k)) for k in ("domains", "tasks", "attributes", "families", "subjects",
-                                                 "styles", "tones", "policies")}
+    summary = {
+        k: len(getattr(tax, k))
+        for k in ("domains", "tasks", "attributes", "families", "subjects", "styles", "tones", "policies")
+    }
     if as_json:
         click.echo(json.dumps(summary))
     else:

@@ -20,7 +20,7 @@ from benchgen.offline import generate_one
 from benchgen.providers.base import parse_spec
 from benchgen.recipe import Recipe
 from benchgen.records import Draft, Skeleton, Verdict, sample_row
-from benchgen.runs import RunDir, append_jsonl, read_jsonl
+from benchgen.runs import RunDir, append_jsonl, config_hash, read_jsonl
 from benchgen.sampling import Sampler, balance_report, settings_with_overrides
 from benchgen.taxonomy import Taxonomy, load_taxonomy
 from benchgen.templates import prompt_hashes
@@ -33,8 +33,9 @@ def _bar(it: Iterable[T], total: int, desc: str, quiet: bool) -> Iterator[T]:
 
 
 # -- stages -----------------------------------------------------------------------------------
-def sample(tax: Taxonomy, n: int, seed: int, overrides: dict[str, Any] | None = None,
-           start: int = 0) -> list[Skeleton]:
+def sample(
+    tax: Taxonomy, n: int, seed: int, overrides: dict[str, Any] | None = None, start: int = 0
+) -> list[Skeleton]:
     return list(Sampler(tax, seed, settings_with_overrides(tax, overrides)).skeletons(n, start=start))
 
 
@@ -59,16 +60,27 @@ class LLMOptions:
     def remaining_budget(self) -> float | None:
         return None if self.max_cost is None else max(0.0, self.max_cost - self.spent())
 
-    def run(self, spec: str, items: list[tuple[str, Any]], out_path: Path, *, stage: str, parse: Any,
-            quiet: bool) -> dict[str, Any]:
+    def run(
+        self, spec: str, items: list[tuple[str, Any]], out_path: Path, *, stage: str, parse: Any, quiet: bool
+    ) -> dict[str, Any]:
         """Run requests through :mod:`benchgen.runner`; record the summary even when it stops early."""
         from benchgen.runner import run_requests_sync
 
         try:
             summary = run_requests_sync(
-                spec, items, out_path, concurrency=self.concurrency, parse=parse, stage=stage,
-                cache=self.cache, refresh=self.refresh, rpm=self.rpm, tpm=self.tpm,
-                max_cost=self.remaining_budget(), pricing=self.pricing, quiet=quiet,
+                spec,
+                items,
+                out_path,
+                concurrency=self.concurrency,
+                parse=parse,
+                stage=stage,
+                cache=self.cache,
+                refresh=self.refresh,
+                rpm=self.rpm,
+                tpm=self.tpm,
+                max_cost=self.remaining_budget(),
+                pricing=self.pricing,
+                quiet=quiet,
                 api_key_env=self.api_key_env,
             ).to_dict()
         except BenchgenError as exc:
@@ -80,8 +92,15 @@ class LLMOptions:
         return summary
 
 
-def generate(skeletons: Sequence[Skeleton], spec: str, tax: Taxonomy, *, quiet: bool = False,
-             llm: LLMOptions | None = None, calls_path: Path | None = None) -> Iterator[Draft]:
+def generate(
+    skeletons: Sequence[Skeleton],
+    spec: str,
+    tax: Taxonomy,
+    *,
+    quiet: bool = False,
+    llm: LLMOptions | None = None,
+    calls_path: Path | None = None,
+) -> Iterator[Draft]:
     """Offline: render templates. LLM: one JSON-mode request per skeleton through the runner.
 
     ``calls_path`` is the runner's append-only journal of answered requests (resume point); it
@@ -112,9 +131,18 @@ def generate(skeletons: Sequence[Skeleton], spec: str, tax: Taxonomy, *, quiet: 
             continue  # not answered (run stopped): stays to-do for the next run
         usage = {k: int(v) for k, v in (rec.get("usage") or {}).items() if isinstance(v, int | float)}
         if rec.get("status") != "ok":
-            yield Draft(skeleton=sk, query="", essential=sk.essential, non_essential=sk.non_essential,
-                        generator=str(ps), template="generator/user.j2", template_hash=th, status="failed",
-                        failure_reason=str(rec.get("failure_reason") or "error"), usage=usage)
+            yield Draft(
+                skeleton=sk,
+                query="",
+                essential=sk.essential,
+                non_essential=sk.non_essential,
+                generator=str(ps),
+                template="generator/user.j2",
+                template_hash=th,
+                status="failed",
+                failure_reason=str(rec.get("failure_reason") or "error"),
+                usage=usage,
+            )
             continue
         out = rec["output"]
         spans = out["spans"]
@@ -122,9 +150,16 @@ def generate(skeletons: Sequence[Skeleton], spec: str, tax: Taxonomy, *, quiet: 
         def fill(ds: tuple[Any, ...], spans: dict[str, str] = spans) -> tuple[Any, ...]:
             return tuple(type(d)(**{**d.to_dict(), "span": spans.get(d.value, "")}) for d in ds)
 
-        yield Draft(skeleton=sk, query=out["query"], essential=fill(sk.essential),
-                    non_essential=fill(sk.non_essential), generator=str(ps), template="generator/user.j2",
-                    template_hash=th, usage=usage)
+        yield Draft(
+            skeleton=sk,
+            query=out["query"],
+            essential=fill(sk.essential),
+            non_essential=fill(sk.non_essential),
+            generator=str(ps),
+            template="generator/user.j2",
+            template_hash=th,
+            usage=usage,
+        )
 
 
 def judge(
@@ -240,8 +275,11 @@ def run_report(
     return report
 
 
-CALL_JOURNALS = {"generate": "generate_calls.jsonl", "judge": "judge_calls.jsonl",
-                 "reformulate": "reformulate_calls.jsonl"}
+CALL_JOURNALS = {
+    "generate": "generate_calls.jsonl",
+    "judge": "judge_calls.jsonl",
+    "reformulate": "reformulate_calls.jsonl",
+}
 
 
 def usage_from_journals(run_dir: Path, pricing: str | Path | None = None) -> dict[str, Any]:
@@ -262,8 +300,18 @@ def usage_from_journals(run_dir: Path, pricing: str | Path | None = None) -> dic
             continue
         for rec in load_records(path).values():
             model = str(rec.get("model") or "")
-            acc = per.setdefault(f"{stage}:{model}", {"stage": stage, "model": model, "calls": 0, "cached": 0,
-                                                      "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
+            acc = per.setdefault(
+                f"{stage}:{model}",
+                {
+                    "stage": stage,
+                    "model": model,
+                    "calls": 0,
+                    "cached": 0,
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "cost_usd": 0.0,
+                },
+            )
             if rec.get("cached"):
                 acc["cached"] += 1
                 continue
@@ -273,12 +321,15 @@ def usage_from_journals(run_dir: Path, pricing: str | Path | None = None) -> dic
             acc["output_tokens"] += int(u.get("output_tokens") or 0)
         for acc in per.values():
             if acc["stage"] == stage and acc["model"]:
-                acc["cost_usd"] = round(prices.cost(parse_spec(acc["model"]), acc["input_tokens"],
-                                                    acc["output_tokens"]), 6)
-    return {"by_stage_model": dict(sorted(per.items())),
-            "input_tokens": sum(v["input_tokens"] for v in per.values()),
-            "output_tokens": sum(v["output_tokens"] for v in per.values()),
-            "cost_usd": round(sum(v["cost_usd"] for v in per.values()), 6)}
+                acc["cost_usd"] = round(
+                    prices.cost(parse_spec(acc["model"]), acc["input_tokens"], acc["output_tokens"]), 6
+                )
+    return {
+        "by_stage_model": dict(sorted(per.items())),
+        "input_tokens": sum(v["input_tokens"] for v in per.values()),
+        "output_tokens": sum(v["output_tokens"] for v in per.values()),
+        "cost_usd": round(sum(v["cost_usd"] for v in per.values()), 6),
+    }
 
 
 def release_inputs(run_dir: Path, recipe: Recipe) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
@@ -309,25 +360,66 @@ def release_inputs(run_dir: Path, recipe: Recipe) -> tuple[dict[str, list[dict[s
         v = verdicts.get(rec["id"])
         cfg_name = config_of.get(v.verdict) if v else None
         if v is not None and cfg_name in rows:
-            rows[cfg_name].append(sample_row(Draft.from_dict(rec), v, seed=recipe.seed, benchgen_version=version,
-                                             target_rewrite=(rewrites.get(rec["id"]) or {}).get("target_rewrite")))
-    judge_cfg = {k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")}
+            rows[cfg_name].append(
+                sample_row(
+                    Draft.from_dict(rec),
+                    v,
+                    seed=recipe.seed,
+                    benchgen_version=version,
+                    target_rewrite=(rewrites.get(rec["id"]) or {}).get("target_rewrite"),
+                )
+            )
+    judge_cfg = {
+        k: v for k, v in (fingerprint.get("judge_config") or {}).items() if k not in ("source", "offline")
+    }
     usage = report.get("usage") or usage_from_journals(run_dir)
     run_meta = {
-        "generator": recipe.generator, "judge": recipe.judge, "reformulator": recipe.reformulator,
-        "judge_config": judge_cfg, "prompt_hashes": fingerprint.get("prompts") or {},
-        "taxonomy_hash": fingerprint.get("taxonomy"), "seed": recipe.seed, "n_sampled": report.get("n_skeletons"),
-        "counts": report.get("counts") or {}, "reject_reasons": report.get("reject_reasons") or {},
-        "audit": {"acceptance_by": report.get("acceptance_by", {}), "balance": report.get("balance", {}),
-                  **(report.get("audit") or {}),
-                  **{k: report[k] for k in ("judge", "agreement", "reformulation") if k in report}},
-        "usage": usage, "cost": {"total_usd": usage.get("cost_usd", 0.0)},
+        "generator": recipe.generator,
+        "judge": recipe.judge,
+        "reformulator": recipe.reformulator,
+        "judge_config": judge_cfg,
+        "prompt_hashes": fingerprint.get("prompts") or {},
+        "taxonomy_hash": fingerprint.get("taxonomy"),
+        "seed": recipe.seed,
+        "n_sampled": report.get("n_skeletons"),
+        "counts": report.get("counts") or {},
+        "reject_reasons": report.get("reject_reasons") or {},
+        "audit": {
+            "acceptance_by": report.get("acceptance_by", {}),
+            "balance": report.get("balance", {}),
+            **(report.get("audit") or {}),
+            **{k: report[k] for k in ("judge", "agreement", "reformulation") if k in report},
+        },
+        "usage": usage,
+        "cost": {"total_usd": usage.get("cost_usd", 0.0)},
         "benchgen_version": version,
     }
     return rows, run_meta
 
 
 # -- end to end -------------------------------------------------------------------------------
+def run_fingerprint(
+    recipe: Recipe, tax: Taxonomy | None = None, jcfg: JudgeConfig | None = None
+) -> dict[str, Any]:
+    """Everything that changes a run's outputs (the run directory refuses to mix two of them)."""
+    tax = tax or load_taxonomy()
+    jcfg = jcfg or load_judge_config(recipe.judge_config)
+    return {
+        "recipe": recipe.model_dump(exclude={"source", "card", "release", "description"}),
+        "taxonomy": tax.source_hash,
+        "judge_config": jcfg.model_dump(exclude={"source"}),
+        "prompts": prompt_hashes(),
+        "benchgen": __version__,
+    }
+
+
+def default_run_dir(recipe: Recipe, fingerprint: dict[str, Any] | None = None) -> Path:
+    """``runs/<name>/<version>-<config hash>``: one directory per configuration, so changing a
+    prompt, a threshold or the taxonomy starts a new run instead of refusing to resume."""
+    fp = fingerprint if fingerprint is not None else run_fingerprint(recipe)
+    return Path("runs") / recipe.name / f"{recipe.version}-{config_hash(fp)[:8]}"
+
+
 @dataclass
 class RunResult:
     run_dir: Path
@@ -337,9 +429,17 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
 
 
-def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | None = None,
-               fresh: bool = False, force: bool = False, quiet: bool = False,
-               do_release: bool = True, llm: LLMOptions | None = None) -> RunResult:
+def run_recipe(
+    recipe: Recipe,
+    *,
+    run_dir: Path | None = None,
+    out_root: Path | None = None,
+    fresh: bool = False,
+    force: bool = False,
+    quiet: bool = False,
+    do_release: bool = True,
+    llm: LLMOptions | None = None,
+) -> RunResult:
     from benchgen.providers.base import check_heterogeneous
     from benchgen.providers.registry import resolve_api_key
 
@@ -350,12 +450,8 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     check_heterogeneous(recipe.generator, recipe.judge, allow_same_family=llm.allow_same_family)
     tax = load_taxonomy()
     jcfg = load_judge_config(recipe.judge_config)
-    rd = RunDir(run_dir or Path("runs") / recipe.name / recipe.version)
-    fingerprint = {
-        "recipe": recipe.model_dump(exclude={"source", "card", "release", "description"}),
-        "taxonomy": tax.source_hash, "judge_config": jcfg.model_dump(exclude={"source"}),
-        "prompts": prompt_hashes(), "benchgen": __version__,
-    }
+    fingerprint = run_fingerprint(recipe, tax, jcfg)
+    rd = RunDir(run_dir or default_run_dir(recipe, fingerprint))
     rd.open(fingerprint, fresh=fresh)
 
     # sample (cheap and deterministic: always recomputed, written once)
@@ -367,8 +463,12 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     done = rd.done_ids("drafts.jsonl")
     todo = [s for s in skeletons if s.id not in done]
     if todo:
-        append_jsonl(rd.file("drafts.jsonl"), generate(todo, recipe.generator, tax, quiet=quiet, llm=llm,
-                                                       calls_path=rd.file("generate_calls.jsonl")))
+        append_jsonl(
+            rd.file("drafts.jsonl"),
+            generate(
+                todo, recipe.generator, tax, quiet=quiet, llm=llm, calls_path=rd.file("generate_calls.jsonl")
+            ),
+        )
     drafts_by_id = {r["id"]: Draft.from_dict(r) for r in read_jsonl(rd.file("drafts.jsonl"))}
     drafts = [drafts_by_id[s.id] for s in skeletons if s.id in drafts_by_id]
 
@@ -376,25 +476,51 @@ def run_recipe(recipe: Recipe, *, run_dir: Path | None = None, out_root: Path | 
     done = rd.done_ids("verdicts.jsonl")
     todo_d = [d for d in drafts if d.id not in done]
     if todo_d:
-        append_jsonl(rd.file("verdicts.jsonl"), judge(todo_d, recipe.judge, tax, jcfg, quiet=quiet, llm=llm,
-                                                      calls_path=rd.file("judge_calls.jsonl")))
+        append_jsonl(
+            rd.file("verdicts.jsonl"),
+            judge(
+                todo_d, recipe.judge, tax, jcfg, quiet=quiet, llm=llm, calls_path=rd.file("judge_calls.jsonl")
+            ),
+        )
     verdicts_by_id = {r["id"]: Verdict.from_dict(r) for r in read_jsonl(rd.file("verdicts.jsonl"))}
     verdicts = [verdicts_by_id[d.id] for d in drafts if d.id in verdicts_by_id]
 
     # reformulate: target rewrite y* of every draft that will be released (resume likewise)
     from benchgen.reformulate import reformulate
 
-    released = [d for d in drafts if d.id in verdicts_by_id and verdicts_by_id[d.id].verdict in ("pass", "soft_fail")]
+    released = [
+        d for d in drafts if d.id in verdicts_by_id and verdicts_by_id[d.id].verdict in ("pass", "soft_fail")
+    ]
     done = rd.done_ids("rewrites.jsonl")
     todo_r = [d for d in released if d.id not in done]
     if todo_r:
-        append_jsonl(rd.file("rewrites.jsonl"), reformulate(
-            todo_r, recipe.reformulator, tax, {d.id: verdicts_by_id[d.id].residual for d in todo_r}, llm=llm,
-            calls_path=rd.file("reformulate_calls.jsonl"), quiet=quiet))
-    rewrites = {r["id"]: r for r in read_jsonl(rd.file("rewrites.jsonl"))} if rd.file("rewrites.jsonl").exists() else {}
+        append_jsonl(
+            rd.file("rewrites.jsonl"),
+            reformulate(
+                todo_r,
+                recipe.reformulator,
+                tax,
+                {d.id: verdicts_by_id[d.id].residual for d in todo_r},
+                llm=llm,
+                calls_path=rd.file("reformulate_calls.jsonl"),
+                quiet=quiet,
+            ),
+        )
+    rewrites = (
+        {r["id"]: r for r in read_jsonl(rd.file("rewrites.jsonl"))}
+        if rd.file("rewrites.jsonl").exists()
+        else {}
+    )
 
-    report = run_report(skeletons, verdicts, tax, drafts=drafts, cfg=jcfg, run_dir=rd.path,
-                        rewrites=[rewrites[d.id] for d in released if d.id in rewrites])
+    report = run_report(
+        skeletons,
+        verdicts,
+        tax,
+        drafts=drafts,
+        cfg=jcfg,
+        run_dir=rd.path,
+        rewrites=[rewrites[d.id] for d in released if d.id in rewrites],
+    )
     report["usage"] = usage_from_journals(rd.path, llm.pricing)
     rd.write_json("report.json", report)
     result = RunResult(run_dir=rd.path, report=report)

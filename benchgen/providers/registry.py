@@ -14,7 +14,6 @@ OpenAI-compatible local servers: for ``openai:MODEL@BASE_URL`` with no key set (
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -65,14 +64,11 @@ def _openai(spec: ProviderSpec, api_key: str | None, **settings: Any) -> Provide
 
 
 def _offline(spec: ProviderSpec, api_key: str | None, **settings: Any) -> Provider:
-    try:
-        module = importlib.import_module("benchgen.providers.offline")
-    except ImportError as exc:
-        raise NotAvailableError("the offline provider module is not available in this build") from exc
-    factory = getattr(module, "OfflineProvider", None) or getattr(module, "make_offline_provider", None)
-    if factory is None:
-        raise NotAvailableError("benchgen.providers.offline defines no OfflineProvider")
-    return factory(spec, **settings)  # type: ignore[no-any-return]
+    raise NotAvailableError(
+        "`offline` is not a chat-completion provider: with spec `offline`, each stage runs benchgen's "
+        "local deterministic generator / judge / reformulator in-process, without the runner",
+        hint="use an anthropic:... or openai:... spec where a model endpoint is needed",
+    )
 
 
 PROVIDERS: dict[str, Callable[..., Provider]] = {

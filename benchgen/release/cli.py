@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 import click
 
-from benchgen.errors import BenchgenError, ReleaseError
+from benchgen.errors import BenchgenError
 from benchgen.release.build import ReleaseResult, build_release
 from benchgen.release.options import SPLITS
 
@@ -64,7 +64,7 @@ def _fail(e: BenchgenError) -> NoReturn:
     "--run-dir",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Finished run directory (default: runs/<name>/<version>).",
+    help="Finished run directory (default: the one `benchgen run RECIPE` uses).",
 )
 @click.option(
     "--out",
@@ -86,7 +86,9 @@ def release(recipe: str, run_dir: Path | None, out: Path, force: bool, quiet: bo
 
     try:
         rec = load_recipe(recipe)
-        rows, meta = rows_from_run(run_dir or Path("runs") / rec.name / rec.version, rec)
+        from benchgen.pipeline import default_run_dir
+
+        rows, meta = rows_from_run(run_dir or default_run_dir(rec), rec)
         result = build_release(rows, rec, meta, out_root=out, force=force, quiet=quiet)
     except BenchgenError as e:
         _fail(e)
