@@ -31,3 +31,22 @@ def judge_cfg():
     from benchgen.judge import load_judge_config
 
     return load_judge_config("default")
+
+
+@pytest.fixture(scope="session")
+def server():
+    """One local scripted Anthropic/OpenAI server per test process (see tests/scripted_server.py)."""
+    from scripted_server import ScriptedServer
+
+    with ScriptedServer(hang_seconds=10) as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server, monkeypatch, tmp_path):
+    """The server with its counters reset, fake keys set and a per-test response cache."""
+    server.reset()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
+    monkeypatch.setenv("BENCHGEN_CACHE", str(tmp_path / "cache"))
+    return server

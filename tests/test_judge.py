@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import scripted_server
+from builders import make_draft
 from scripted_server import ScriptedServer
 
 from benchgen.errors import ConfigError
@@ -21,47 +22,15 @@ from benchgen.judge import (
 )
 from benchgen.pipeline import LLMOptions, judge, run_report
 from benchgen.providers.base import Completion
-from benchgen.records import Detail, Draft, Skeleton, sample_row
+from benchgen.records import Draft, sample_row
 
 QUERY_RE = re.compile(r'Request:\n"""\n(.*?)\n"""', re.S)
 
 
-def _skeleton(i: int, e: list[str], n: list[str]) -> Skeleton:
-    def det(v: str) -> Detail:
-        return Detail(attribute="x", family="f", subject="self", relation="I", value=v, span=v)
-
-    return Skeleton(
-        id=f"s{i}",
-        seed=1,
-        index=i,
-        group=f"g{i}",
-        domain="health",
-        task_type="chitchat",
-        subject="self",
-        relation="I",
-        style="direct",
-        tone="neutral",
-        policy="domain_pool",
-        confusion=None,
-        essential=tuple(det(v) for v in e),
-        non_essential=tuple(det(v) for v in n),
-    )
-
-
 def _draft(i: int, query: str, e: list[str], n: list[str], generator: str = "offline") -> Draft:
-    sk = _skeleton(i, e, n)
-    return Draft(
-        skeleton=sk,
-        query=query,
-        essential=sk.essential,
-        non_essential=sk.non_essential,
-        generator=generator,
-        template="t",
-        template_hash="0",
-    )
+    return make_draft(i, query, e, n, generator=generator)
 
 
-# query -> judge answer (what the scripted "model" says for it)
 CASES = [
     # pass: both sides recovered
     (
@@ -101,12 +70,6 @@ CASES = [
     ),
 ]
 ANSWERS = {q: a for q, _, _, a, _ in CASES if a is not None}
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer() as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from builders import make_draft
+
 from benchgen.embeddings import Embedder
 from benchgen.judge import load_judge_config, verdict_agreement, verdict_for
 from benchgen.matching import AcceptanceThresholds, decide
 from benchgen.pipeline import run_report
-from benchgen.records import Detail, Draft, Skeleton, Verdict
+from benchgen.records import Verdict
 
 TH = AcceptanceThresholds(tau=0.5, theta=0.75)
 
@@ -26,34 +28,7 @@ def test_paraphrase_matches_by_embedding_only():
 
 
 def _draft(i, query, e, n):
-    def det(v):
-        return Detail(attribute="x", family="f", subject="self", relation="I", value=v, span=v)
-
-    sk = Skeleton(
-        id=f"s{i}",
-        seed=1,
-        index=i,
-        group=f"g{i}",
-        domain="health",
-        task_type="chitchat",
-        subject="self",
-        relation="I",
-        style="direct",
-        tone="neutral",
-        policy="domain_pool",
-        confusion=None,
-        essential=tuple(map(det, e)),
-        non_essential=tuple(map(det, n)),
-    )
-    return Draft(
-        skeleton=sk,
-        query=query,
-        essential=sk.essential,
-        non_essential=sk.non_essential,
-        generator="offline",
-        template="t",
-        template_hash="0",
-    )
+    return make_draft(i, query, e, n)
 
 
 def test_agreement_in_run_report(tax, tmp_path):

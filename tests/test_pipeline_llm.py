@@ -7,24 +7,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from scripted_server import ScriptedServer
 
 from benchgen.cli import main
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer(hang_seconds=10) as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server, monkeypatch, tmp_path):
-    server.reset()
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
-    monkeypatch.setenv("BENCHGEN_CACHE", str(tmp_path / "cache"))
-    return server
 
 
 def _run(args):

@@ -33,20 +33,6 @@ from benchgen.providers.registry import make_provider, resolve_api_key
 KINDS = ("openai", "anthropic")
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer(hang_seconds=10) as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server, monkeypatch):
-    server.reset()
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "test-openai-key")
-    return server
-
-
 def spec_for(kind: str, srv: ScriptedServer) -> str:
     return f"openai:gpt-test@{srv.openai_url}" if kind == "openai" else f"anthropic:claude-test@{srv.url}"
 

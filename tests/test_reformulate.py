@@ -7,12 +7,12 @@ import re
 
 import pytest
 import scripted_server
+from builders import make_draft
 from scripted_server import ScriptedServer
 
 from benchgen.judge import judge_offline
 from benchgen.offline import generate_one
 from benchgen.pipeline import LLMOptions, sample
-from benchgen.records import Detail, Draft, Skeleton
 from benchgen.reformulate import (
     Target,
     build_reformulation_request,
@@ -94,34 +94,7 @@ def test_generalises_n_inside_an_e_sentence_and_keeps_the_question():
 
 
 def _draft(i, query, e, n):
-    def det(v):
-        return Detail(attribute="age", family="demographic", subject="self", relation="I", value=v, span=v)
-
-    sk = Skeleton(
-        id=f"r{i}",
-        seed=1,
-        index=i,
-        group=f"g{i}",
-        domain="health",
-        task_type="chitchat",
-        subject="self",
-        relation="I",
-        style="direct",
-        tone="neutral",
-        policy="domain_pool",
-        confusion=None,
-        essential=tuple(map(det, e)),
-        non_essential=tuple(map(det, n)),
-    )
-    return Draft(
-        skeleton=sk,
-        query=query,
-        essential=sk.essential,
-        non_essential=sk.non_essential,
-        generator="offline",
-        template="t",
-        template_hash="0",
-    )
+    return make_draft(i, query, e, n, prefix="r", attribute="age", family="demographic")
 
 
 QUERY_RE = re.compile(r'Original request:\n"""\n(.*?)\n"""', re.S)

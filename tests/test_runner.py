@@ -20,21 +20,6 @@ from benchgen.runner import RetryPolicy, complete_json, run_requests
 FAST = RetryPolicy(max_attempts=4, initial=0.01, max_wait=0.05)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer(hang_seconds=10) as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server, monkeypatch, tmp_path):
-    server.reset()
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic-key")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-openai-key-123")
-    monkeypatch.setenv("BENCHGEN_CACHE", str(tmp_path / "cache"))
-    return server
-
-
 def spec_for(kind: str, srv: ScriptedServer) -> str:
     return f"openai:m@{srv.openai_url}" if kind == "openai" else f"anthropic:claude-test@{srv.url}"
 
@@ -183,7 +168,7 @@ def test_cache_second_run_zero_calls_refresh_calls(kind, srv, tmp_path):
 def test_api_key_never_written(srv, tmp_path):
     run("openai", srv, items(["k1", "k2"], json_mode=True), tmp_path / "out.jsonl")
     blobs = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
-    assert blobs and not any(b"sk-secret-openai-key-123" in b for b in blobs)
+    assert blobs and not any(b"test-openai-key" in b for b in blobs)
 
 
 def test_max_cost_stops_and_keeps_completed_work(srv, tmp_path):
