@@ -152,7 +152,7 @@ def main() -> None:
         )
         print(
             f"{'C':>5} {'N':>6} {'bare calls/s':>13} {'runner calls/s':>15} {'ratio':>6} "
-            f"{'bare peak MB':>13} {'runner peak MB':>15}"
+            f"{'bare peak MB':>13} {'runner peak MB':>15} {'bare CPU ms/call':>17} {'runner CPU ms/call':>19}"
         )
         ratios = []
         for c in args.concurrency:
