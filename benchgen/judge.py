@@ -333,10 +333,9 @@ def verdict_for(
     )
 
 
-def unparsed_verdict(
-    draft: Draft, judge_spec: str, reason: str = "unparsed", usage: dict[str, int] | None = None
+def _empty_verdict(
+    draft: Draft, judge_spec: str, verdict: str, reason: str, usage: dict[str, int] | None = None
 ) -> Verdict:
-    """No usable judgement (not a rejection): counted as ``unparsed``, never released."""
     return Verdict(
         id=draft.id,
         judge=judge_spec,
@@ -345,10 +344,17 @@ def unparsed_verdict(
         e_recall=0.0,
         n_recall=0.0,
         score=0.0,
-        verdict="unparsed",
+        verdict=verdict,
         reason=reason,
         usage=dict(usage or {}),
     )
+
+
+def unparsed_verdict(
+    draft: Draft, judge_spec: str, reason: str = "unparsed", usage: dict[str, int] | None = None
+) -> Verdict:
+    """No usable judgement (not a rejection): counted as ``unparsed``, never released."""
+    return _empty_verdict(draft, judge_spec, "unparsed", reason, usage)
 
 
 def verdict_from_record(
@@ -380,17 +386,9 @@ def verdict_from_record(
 
 
 def failed_generation_verdict(draft: Draft, judge_spec: str) -> Verdict:
-    return Verdict(
-        id=draft.id,
-        judge=judge_spec,
-        judge_essential=(),
-        judge_non_essential=(),
-        e_recall=0.0,
-        n_recall=0.0,
-        score=0.0,
-        verdict="hard_fail",
-        reason=f"generation_failed:{(draft.failure_reason or 'unknown').split(':')[0]}",
-    )
+    """A draft the generator could not produce is dropped (hard fail) with the generator's reason."""
+    reason = f"generation_failed:{(draft.failure_reason or 'unknown').split(':')[0]}"
+    return _empty_verdict(draft, judge_spec, "hard_fail", reason)
 
 
 def make_matcher(
