@@ -459,57 +459,44 @@ def run_recipe(
     if not rd.file("skeletons.jsonl").exists():
         append_jsonl(rd.file("skeletons.jsonl"), skeletons)
 
-    # generate (resume: only skeletons without a draft)
-    done = rd.done_ids("drafts.jsonl")
-    todo = [s for s in skeletons if s.id not in done]
-    if todo:
-        append_jsonl(
-            rd.file("drafts.jsonl"),
-            generate(
-                todo, recipe.generator, tax, quiet=quiet, llm=llm, calls_path=rd.file("generate_calls.jsonl")
-            ),
-        )
-    drafts_by_id = {r["id"]: Draft.from_dict(r) for r in read_jsonl(rd.file("drafts.jsonl"))}
-    drafts = [drafts_by_id[s.id] for s in skeletons if s.id in drafts_by_id]
+    # generate, judge, reformulate: each appends only what its stage file lacks (resume)
+    drafts_by_id = rd.resume(
+        "drafts.jsonl",
+        skeletons,
+        lambda todo: generate(
+            todo, recipe.generator, tax, quiet=quiet, llm=llm, calls_path=rd.file("generate_calls.jsonl")
+        ),
+    )
+    drafts = [Draft.from_dict(drafts_by_id[s.id]) for s in skeletons if s.id in drafts_by_id]
 
-    # judge (resume likewise)
-    done = rd.done_ids("verdicts.jsonl")
-    todo_d = [d for d in drafts if d.id not in done]
-    if todo_d:
-        append_jsonl(
-            rd.file("verdicts.jsonl"),
-            judge(
-                todo_d, recipe.judge, tax, jcfg, quiet=quiet, llm=llm, calls_path=rd.file("judge_calls.jsonl")
-            ),
-        )
-    verdicts_by_id = {r["id"]: Verdict.from_dict(r) for r in read_jsonl(rd.file("verdicts.jsonl"))}
+    verdict_recs = rd.resume(
+        "verdicts.jsonl",
+        drafts,
+        lambda todo: judge(
+            todo, recipe.judge, tax, jcfg, quiet=quiet, llm=llm, calls_path=rd.file("judge_calls.jsonl")
+        ),
+    )
+    verdicts_by_id = {k: Verdict.from_dict(r) for k, r in verdict_recs.items()}
     verdicts = [verdicts_by_id[d.id] for d in drafts if d.id in verdicts_by_id]
 
-    # reformulate: target rewrite y* of every draft that will be released (resume likewise)
+    # target rewrite y* of every draft that will be released
     from benchgen.reformulate import reformulate
 
     released = [
         d for d in drafts if d.id in verdicts_by_id and verdicts_by_id[d.id].verdict in ("pass", "soft_fail")
     ]
-    done = rd.done_ids("rewrites.jsonl")
-    todo_r = [d for d in released if d.id not in done]
-    if todo_r:
-        append_jsonl(
-            rd.file("rewrites.jsonl"),
-            reformulate(
-                todo_r,
-                recipe.reformulator,
-                tax,
-                {d.id: verdicts_by_id[d.id].residual for d in todo_r},
-                llm=llm,
-                calls_path=rd.file("reformulate_calls.jsonl"),
-                quiet=quiet,
-            ),
-        )
-    rewrites = (
-        {r["id"]: r for r in read_jsonl(rd.file("rewrites.jsonl"))}
-        if rd.file("rewrites.jsonl").exists()
-        else {}
+    rewrites = rd.resume(
+        "rewrites.jsonl",
+        released,
+        lambda todo: reformulate(
+            todo,
+            recipe.reformulator,
+            tax,
+            {d.id: verdicts_by_id[d.id].residual for d in todo},
+            llm=llm,
+            calls_path=rd.file("reformulate_calls.jsonl"),
+            quiet=quiet,
+        ),
     )
 
     report = run_report(

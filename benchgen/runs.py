@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +105,17 @@ class RunDir:
         for p in self.path.glob("*.jsonl"):
             repair_tail(p)
 
-    def done_ids(self, name: str) -> set[str]:
-        return {r["id"] for r in read_jsonl(self.file(name))}
+    def resume(
+        self, name: str, items: Sequence[Any], produce: Callable[[list[Any]], Iterable[Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """The records of stage file ``name`` by id, after appending ``produce(todo)`` for the
+        ``items`` (anything with an ``id``) not in it yet. A finished stage costs one read."""
+        records = {r["id"]: r for r in read_jsonl(self.file(name))}
+        todo = [x for x in items if x.id not in records]
+        if todo:
+            append_jsonl(self.file(name), produce(todo))
+            records = {r["id"]: r for r in read_jsonl(self.file(name))}
+        return records
 
     def write_json(self, name: str, payload: Any) -> Path:
         p = self.file(name)
